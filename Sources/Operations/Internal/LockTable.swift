@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A fixed table of striped locks that guards the state of every ``Op``.
+///
+/// An operation has no lock object of its own: its state is guarded by the stripe its address
+/// hashes to. This keeps a pending operation small (no extra allocation, no 40-byte mutex) while
+/// uncontended locking stays a single pthread call. Two operations may share a stripe; code that
+/// needs two operations at once (adding or removing a dependency) locks their stripes in index
+/// order and locks a shared stripe only once.
+///
+/// A stripe is held only for a pure state transition: never while calling user code, waiting,
+/// or taking a queue's lock.
+enum LockTable {
+    /// The number of stripes; a power of two.
+    static let count = 1024
+
+    /// One mutex per cache line, so that neighbouring stripes do not share a line.
+    private static let stride = max(MemoryLayout<pthread_mutex_t>.stride, 64)
+
+    private nonisolated(unsafe) static let storage: UnsafeMutableRawPointer = {
+        // nonisolated(unsafe): written once here (Swift runs static initializers exactly once,
+        // thread-safely) and only read afterwards; the mutexes themselves are thread-safe.
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * stride, alignment: 64)
+        for index in 0..<count {
+            Lock.initialize(raw.advanced(by: index * stride).assumingMemoryBound(to: pthread_mutex_t.self))
+        }
+        return raw
+    }()
+
+    /// The stripe index for an object.
+    @inline(__always)
+    static func stripe(for object: AnyObject) -> Int {
+        let address = UInt(bitPattern: ObjectIdentifier(object).hashValue)
+        // Fibonacci hashing spreads 16-byte-aligned addresses over the table.
+        return Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> (64 - 10))
+    }
+
+    @inline(__always)
+    private static func mutex(_ stripe: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
+        storage.advanced(by: stripe * stride).assumingMemoryBound(to: pthread_mutex_t.self)
+    }
+
+    @inline(__always)
+    static func lock(_ stripe: Int) { Lock.lock(mutex(stripe)) }
+
+    @inline(__always)
+    static func unlock(_ stripe: Int) { Lock.unlock(mutex(stripe)) }
+
+    /// Runs `body` with one stripe held.
+    @inline(__always)
+    static func withLock<Result>(_ stripe: Int, _ body: () throws -> Result) rethrows -> Result {
+        lock(stripe)
+        defer { unlock(stripe) }
+        return try body()
+    }
+
+    /// Runs `body` with two stripes held, taken in index order (once if they are the same).
+    static func withLocks<Result>(_ first: Int, _ second: Int, _ body: () throws -> Result) rethrows -> Result {
+        let low = min(first, second)
+        let high = max(first, second)
+        lock(low)
+        if high != low { lock(high) }
+        defer {
+            if high != low { unlock(high) }
+            unlock(low)
+        }
+        return try body()
+    }
+}

@@ -1,0 +1,70 @@
+/// An operation that runs one or more closures concurrently, the counterpart of Foundation's
+/// `BlockOperation`.
+///
+/// ```swift
+/// let thumbnails = BlockOp { makeThumbnail(of: first) }
+/// thumbnails.addExecutionBlock { makeThumbnail(of: second) }
+/// queue.addOperation(thumbnails)
+/// ```
+///
+/// When the operation runs, its blocks run side by side: the first on the thread that started
+/// the operation, the others on worker threads (which the pool adds promptly if the blocks block).
+/// The operation finishes when the last block returns, so it can join a group of concurrent
+/// pieces of work like a thread join, while other threads carry on. (Foundation on Linux runs
+/// the blocks one after another.) To run closures one after another, add them as separate
+/// operations to a queue with ``OpQueue/maxConcurrentOperationCount`` 1.
+open class BlockOp: Op, @unchecked Sendable {
+    // @unchecked Sendable: `blocks` is guarded by the operation's stripe lock, like the rest of
+    // its state, so adding a block and starting the operation are ordered.
+    private final var blocks: [@Sendable () -> Void] = []
+
+    /// Creates an operation with no blocks yet; add them with ``addExecutionBlock(_:)``.
+    public override init() {
+        super.init()
+    }
+
+    /// Creates an operation that runs `block`.
+    public init(block: @escaping @Sendable () -> Void) {
+        blocks = [block]
+        super.init()
+    }
+
+    /// Adds a closure to run, concurrently with the others, when the operation runs.
+    ///
+    /// - Important: Adding a block once the operation has started (or finished) is a programmer
+    ///   error and traps: it could never run. Add every block before adding the operation to a
+    ///   queue.
+    public final func addExecutionBlock(_ block: @escaping @Sendable () -> Void) {
+        let accepted = withState { machine -> Bool in
+            guard machine.lifecycle == .pending else { return false }
+            blocks.append(block)
+            return true
+        }
+        if !accepted {
+            misuse("addExecutionBlock(_:) was called on \(self) after it started executing or finished; the block could never run. Add every block before the operation starts, or run the closure in a new BlockOp.")
+        }
+    }
+
+    /// The closures the operation runs, in the order they were added.
+    public final var executionBlocks: [@Sendable () -> Void] {
+        withState { _ in blocks }
+    }
+
+    /// Runs every block, concurrently, and returns when the last one has returned.
+    open override func main() {
+        let blocks = withState { _ in self.blocks }
+        switch blocks.count {
+        case 0:
+            return
+        case 1:
+            blocks[0]()
+        default:
+            let group = ConcurrentBlocks(blocks)
+            for _ in 1..<blocks.count {
+                WorkerPool.shared.submit { group.runNext() }
+            }
+            group.runNext()
+            group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,67 @@
+extension Op {
+    /// The operations that must finish before this one can start, in the order they were added.
+    ///
+    /// Finished dependencies stay in the list until ``removeDependency(_:)`` removes them.
+    /// Observable with ``observe(_:options:changeHandler:)``.
+    public final var dependencies: [Op] {
+        withState { $0.dependencies }
+    }
+
+    /// Makes this operation wait until `operation` has finished (or been cancelled and started).
+    ///
+    /// Dependencies may cross queues. Add them before adding the operations to a queue: once an
+    /// operation has started, adding a dependency to it has no effect (it is listed in
+    /// ``dependencies`` but holds nothing back). Adding the same dependency twice has no effect.
+    ///
+    /// - Important: An operation cannot depend on itself; that traps.
+    public final func addDependency(_ operation: Op) {
+        if operation === self {
+            misuse("\(self) cannot depend on itself. Remove the addDependency(_:) call, or make it depend on a different operation.")
+        }
+        let result: OpStateMachine.AddDependencyResult = withBothLocked(operation) {
+            if machine.dependencies.contains(where: { $0 === operation }) {
+                return .alreadyPresent
+            }
+            let dependencyIsUnfinished = !operation.machine.isFinished
+            let result = transitionLocked { machine in
+                let old = machine.dependencies
+                let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished)
+                record(.dependencies, old: old, new: machine.dependencies)
+                return result
+            }
+            if case .added(counted: true) = result {
+                let registered = operation.machine.addDependent(self)
+                precondition(registered, "Internal inconsistency: an unfinished dependency refused its dependent")
+            }
+            return result
+        }
+        if case .added = result {
+            deliverChanges()
+        }
+    }
+
+    /// Removes `operation` from this operation's dependencies.
+    ///
+    /// If `operation` had not finished, this operation no longer waits for it, and may become
+    /// ready (and start, if it is in a queue) at once.
+    public final func removeDependency(_ operation: Op) {
+        let action: OpStateMachine.ReadinessAction? = withBothLocked(operation) {
+            guard machine.dependencies.contains(where: { $0 === operation }) else { return nil }
+            let wasCounted = operation.machine.removeDependent(self)
+            return transitionLocked { machine in
+                let old = machine.dependencies
+                let (_, action) = machine.removeDependency(operation, wasCounted: wasCounted)
+                record(.dependencies, old: old, new: machine.dependencies)
+                return action
+            }
+        }
+        guard let action else { return }
+        deliverChanges()
+        performReadiness(action)
+    }
+
+    /// Runs `body` with the locks of this operation and `other` held.
+    private final func withBothLocked<Result>(_ other: Op, _ body: () -> Result) -> Result {
+        LockTable.withLocks(LockTable.stripe(for: self), LockTable.stripe(for: other), body)
+    }
+}

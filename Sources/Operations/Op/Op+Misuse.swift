@@ -1,0 +1,23 @@
+extension Op {
+    /// Traps with a message that names the operation and says what to do instead.
+    func trap(_ misuse: OpStateMachine.Misuse) -> Never {
+        switch misuse {
+        case .startWhileEnqueued:
+            Operations.misuse("start() was called on \(self), which is in an OpQueue; the queue starts it. Remove the start() call, or do not add the operation to a queue.")
+        case .startWhileExecuting:
+            Operations.misuse("start() was called on \(self) while it is executing. An operation runs once; create a new operation to run the work again.")
+        case .startWhileNotReady:
+            Operations.misuse("start() was called on \(self), which is not ready: a dependency has not finished. Check isReady before calling start(), or add the operation to an OpQueue, which starts it when it becomes ready.")
+        case .enqueueWhileEnqueued:
+            Operations.misuse("\(self) was added to an OpQueue, but it is already in a queue. An operation can be in one queue only; create a new operation for the other queue.")
+        case .enqueueWhileExecuting:
+            Operations.misuse("\(self) was added to an OpQueue while it is executing. Operations that are executing, finished or already in a queue cannot be added to a queue; create a new operation.")
+        case .enqueueWhenFinished:
+            Operations.misuse("\(self) was added to an OpQueue after it finished. An operation runs once; create a new operation to run the work again.")
+        case .finishWhenNotExecuting:
+            Operations.misuse("finish() was called on \(self) before it started executing. Call finish() only once execute() has been called.")
+        case .finishTwice:
+            Operations.misuse("finish() was called twice on \(self). Call finish() exactly once, when the work is done.")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+/// Types whose properties can be observed with a key path, in the shape of Swift's KVO API.
+///
+/// ``Op`` and ``OpQueue`` conform; Linux has no Key-Value Observing, so the library provides
+/// the observation itself.
+public protocol KeyPathObservable: AnyObject {}
+
+extension Op: KeyPathObservable {}
+
+extension KeyPathObservable where Self: Op {
+    /// Observes a property of the operation, like Foundation's KVO `observe(_:options:changeHandler:)`.
+    ///
+    /// Observable properties are those Foundation documents as KVO-compliant: ``Op/isCancelled``,
+    /// ``Op/isAsynchronous``, ``Op/isExecuting``, ``Op/isFinished``, ``Op/isReady``,
+    /// ``Op/dependencies``, ``Op/queuePriority`` and ``Op/completionBlock``.
+    ///
+    /// ```swift
+    /// let token = op.observe(\.isFinished, options: [.old, .new]) { op, change in
+    ///     print(op, change.oldValue!, "→", change.newValue!)
+    /// }
+    /// ```
+    ///
+    /// The handler is called synchronously on the thread that made the change, after the change
+    /// and outside every lock of the library, before the call that made the change returns; every
+    /// change is delivered once, in the order the changes happened. When two threads change the
+    /// same operation at once, the thread already delivering delivers the later change too, right
+    /// after the earlier one. A change made from inside a handler is delivered after that handler
+    /// returns.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The property to observe.
+    ///   - options: Which values the change carries, and whether to get an initial call.
+    ///   - changeHandler: Called with the operation and the change.
+    /// - Returns: A token; the observation lasts until it is invalidated or released.
+    public func observe<Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        options: ObservingOptions = [],
+        changeHandler: @escaping @Sendable (Self, ObservedChange<Value>) -> Void
+    ) -> ObservationToken {
+        let erased: AnyKeyPath = keyPath
+        let table: [(AnyKeyPath, OpProperty)] = [
+            (\Self.isCancelled, .isCancelled),
+            (\Self.isAsynchronous, .isAsynchronous),
+            (\Self.isExecuting, .isExecuting),
+            (\Self.isFinished, .isFinished),
+            (\Self.isReady, .isReady),
+            (\Self.dependencies, .dependencies),
+            (\Self.queuePriority, .queuePriority),
+            (\Self.completionBlock, .completionBlock),
+        ]
+        guard let property = table.first(where: { $0.0 == erased })?.1 else {
+            misuse("\(keyPath) is not observable on \(self). Observable properties: isCancelled, isAsynchronous, isExecuting, isFinished, isReady, dependencies, queuePriority, completionBlock.")
+        }
+        let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
+            changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
+        }
+        let registry = withState { _ in registryCreatingIfNeeded() }
+        registry.add(entry)
+        if options.contains(.initial) {
+            let value = self[keyPath: keyPath]
+            changeHandler(self, ObservedChange(oldValue: nil, newValue: options.contains(.new) ? value : nil))
+        }
+        return ObservationToken(registry: registry, entry: entry)
+    }
+}
+
+extension ObservedChange {
+    /// Builds the change a handler receives from a queued record.
+    init(record: ObserverRegistry.Record, options: ObservingOptions, isPrior: Bool) {
+        self.init(
+            oldValue: options.contains(.old) ? (record.oldValue as! Value) : nil,
+            newValue: options.contains(.new) && !isPrior ? (record.newValue as! Value) : nil,
+            isPrior: isPrior
+        )
+    }
+}

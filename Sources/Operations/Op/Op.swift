@@ -1,0 +1,409 @@
+public import Dispatch
+import Synchronization
+
+/// An operation: one unit of work, run once, with dependencies, a priority, cancellation,
+/// a completion block and observable state. The counterpart of Foundation's `Operation`.
+///
+/// Subclass `Op` and override ``main()`` for synchronous work, use ``BlockOp`` for closures,
+/// ``InvocationOp`` to call a method of an existing object, or ``AsyncOp`` for work that
+/// finishes later (a callback, another thread, `async` code).
+///
+/// An operation is one-shot: it is started once, by its queue (``OpQueue/addOperation(_:)``)
+/// or by calling ``start()`` yourself, and then it is finished for good.
+///
+/// ```swift
+/// final class Resize: Op, @unchecked Sendable {
+///     let image: Image
+///     private(set) var result: Image?
+///     init(_ image: Image) { self.image = image }
+///     override func main() {
+///         guard !isCancelled else { return }
+///         result = image.resized(to: 256)
+///     }
+/// }
+/// ```
+///
+/// - Important: `Op` is `@unchecked Sendable`: all of its own state is guarded by a lock (one of
+///   the library's striped locks) or atomics, so it may be used from any thread. State that a
+///   subclass adds is the subclass's responsibility, as with Foundation's `Operation`; the queue
+///   publishes everything written before ``main()`` starts to the thread that runs it, and
+///   everything written in `main()` to the completion block, to dependents and to waiters.
+open class Op: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: `machine`, `storedName`, `storedQualityOfService` and `registry` are
+    // read and written only with the operation's stripe of `LockTable` held; `flags` is an atomic
+    // mirror of the machine for lock-free reads; `queueSlot`, `epoch` and `isBarrier` belong to
+    // the queue the operation is in and are only touched with that queue's lock held.
+
+    final var machine = OpStateMachine()
+    private final var storedName: String?
+    private final var storedQualityOfService: DispatchQoS.QoSClass = .default
+    private final var registry: ObserverRegistry?
+    final let flags = Atomic<UInt8>(Flags.ready)
+    final let isAsynchronousStorage: Bool
+
+    /// The operation's position in its queue's member list (queue lock).
+    final var queueSlot = -1
+    /// How many barriers of its queue were added before the operation (queue lock).
+    final var epoch = 0
+    /// Whether the queue treats the operation as a barrier (set before it is enqueued).
+    final var isBarrier = false
+
+    enum Flags {
+        static let cancelled: UInt8 = 1 << 0
+        static let executing: UInt8 = 1 << 1
+        static let finished: UInt8 = 1 << 2
+        static let ready: UInt8 = 1 << 3
+    }
+
+    /// Creates an operation that runs ``main()`` synchronously when started.
+    public init() {
+        isAsynchronousStorage = false
+    }
+
+    /// Creates an operation that stays executing after its body returns, until it calls finish.
+    init(asynchronous: Bool) {
+        isAsynchronousStorage = asynchronous
+    }
+
+    // MARK: Work
+
+    /// Performs the operation's synchronous work. Override it in a subclass; do not call `super`.
+    ///
+    /// It runs on the thread that called ``start()``, which for an operation in a queue is one of
+    /// the library's worker threads (or the queue's ``OpQueue/underlyingQueue``). Check
+    /// ``isCancelled`` before starting the work and regularly during it, and return early when it
+    /// is `true`. When `main()` returns, the operation is finished.
+    ///
+    /// Errors of the work are not thrown out of `main()`: store them in the operation (or use
+    /// ``InvocationOp``, whose `result` carries them) and let dependents or the completion block
+    /// read them.
+    open func main() {}
+
+    /// Runs the operation now, on the calling thread.
+    ///
+    /// If the operation was cancelled, it skips ``main()`` and becomes finished at once. If it is
+    /// already finished, `start()` does nothing. For a synchronous operation, `start()` returns
+    /// once `main()` has returned and the operation is finished; an ``AsyncOp`` is still executing
+    /// when `start()` returns.
+    ///
+    /// - Important: It is a programmer error, and traps, to call `start()` on an operation that is
+    ///   in a queue (the queue starts it), that is executing, or that is not ready (a dependency has
+    ///   not finished; check ``isReady`` first).
+    public final func start() {
+        switch transition({ $0.startManually() }) {
+        case .run:
+            runBody()
+        case .finishWithoutRunning(let finish):
+            performFinish(finish, releasesSlot: true)
+        case .ignore:
+            return
+        case .skip:
+            preconditionFailure("Internal inconsistency: a manual start was skipped for \(self)")
+        case .misuse(let misuse):
+            trap(misuse)
+        }
+    }
+
+    /// Runs the body on the calling thread; finishes a synchronous operation afterwards.
+    /// Returns whether the operation finished (an asynchronous one finishes on its own).
+    @discardableResult
+    final func runBody() -> Bool {
+        Op.currentOperation.withValue(self) {
+            main()
+        }
+        if isAsynchronousStorage {
+            return false
+        }
+        performFinish(transition { $0.finish() }, releasesSlot: false)
+        return true
+    }
+
+    /// What happened when a queue tried to start the operation.
+    enum QueueRunOutcome {
+        /// The operation ran (or was cancelled) and is finished; its slot can be reused.
+        case finishedSynchronously
+        /// An asynchronous operation is executing; it gives its slot back when it finishes.
+        case continuesAsynchronously
+        /// The ready-list entry was stale; the slot can be reused.
+        case skipped
+    }
+
+    /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
+    final func runFromQueue(ticket: UInt32) -> QueueRunOutcome {
+        switch transition({ $0.startFromQueue(ticket: ticket) }) {
+        case .run:
+            return runBody() ? .finishedSynchronously : .continuesAsynchronously
+        case .finishWithoutRunning(let finish):
+            performFinish(finish, releasesSlot: false)
+            return .finishedSynchronously
+        case .skip:
+            return .skipped
+        case .ignore, .misuse:
+            preconditionFailure("Internal inconsistency: a queue start of \(self) was refused")
+        }
+    }
+
+    // MARK: State
+
+    /// Whether the operation has been cancelled. Cheap enough to poll in a tight loop.
+    ///
+    /// Observable with ``observe(_:options:changeHandler:)``.
+    public final var isCancelled: Bool {
+        flags.load(ordering: .acquiring) & Flags.cancelled != 0
+    }
+
+    /// Whether the operation is running its work now.
+    public final var isExecuting: Bool {
+        flags.load(ordering: .acquiring) & Flags.executing != 0
+    }
+
+    /// Whether the operation has finished, by completing its work or by being cancelled.
+    public final var isFinished: Bool {
+        flags.load(ordering: .acquiring) & Flags.finished != 0
+    }
+
+    /// Whether the operation can start now: every dependency has finished (or the operation was
+    /// cancelled, which makes it ignore its dependencies so that it can finish quickly).
+    public final var isReady: Bool {
+        flags.load(ordering: .acquiring) & Flags.ready != 0
+    }
+
+    /// Whether the operation runs asynchronously with respect to the thread that starts it:
+    /// `true` for ``AsyncOp``, `false` otherwise.
+    public final var isAsynchronous: Bool { isAsynchronousStorage }
+
+    /// The older name of ``isAsynchronous``, kept for code ported from Foundation.
+    public final var isConcurrent: Bool { isAsynchronousStorage }
+
+    /// A name for the operation, used in diagnostics and error messages.
+    public final var name: String? {
+        get { withState { _ in storedName } }
+        set { withState { _ in storedName = newValue } }
+    }
+
+    /// The importance of the work, as a Dispatch quality-of-service class.
+    ///
+    /// The default is `.default`. Set it before the operation starts: it is used when the
+    /// operation is handed to a Dispatch queue (``OpQueue/underlyingQueue``) and as the priority
+    /// of the tasks of asynchronous bodies.
+    public final var qualityOfService: DispatchQoS.QoSClass {
+        get { withState { _ in storedQualityOfService } }
+        set { withState { _ in storedQualityOfService = newValue } }
+    }
+
+    /// Where the operation's queue starts it among the operations that are ready together.
+    ///
+    /// Changing the priority of an operation that waits in a queue moves it at once.
+    public final var queuePriority: QueuePriority {
+        get { withState { $0.priority } }
+        set { performReadiness(transition { $0.setPriority(newValue) }) }
+    }
+
+    /// A closure run once, after the operation finishes (whether it ran or was cancelled).
+    ///
+    /// It runs on a worker thread, not on the thread that ran the operation, and is set back to
+    /// `nil` when it starts. ``waitUntilFinished()`` and the queue's waits return only after it
+    /// has returned.
+    public final var completionBlock: (@Sendable () -> Void)? {
+        get { withState { $0.completionBlock } }
+        set {
+            transition { machine in
+                let old = machine.completionBlock
+                machine.setCompletionBlock(newValue)
+                record(.completionBlock, old: old as Any, new: newValue as Any)
+            }
+        }
+    }
+
+    /// Signals that the work should stop.
+    ///
+    /// A pending operation becomes ready (it ignores its dependencies) and, when started, finishes
+    /// without running its body; its dependents then start as usual. A running operation keeps
+    /// running: its body should check ``isCancelled`` and return early. Cancelling a finished
+    /// operation does nothing.
+    open func cancel() {
+        let action = transition { $0.cancel() }
+        guard action.didCancel else { return }
+        if action.wasExecuting {
+            didCancelWhileExecuting()
+        }
+        performReadiness(action.readiness)
+    }
+
+    /// Called once, after the lock is released, when an executing operation is cancelled.
+    func didCancelWhileExecuting() {}
+
+    /// Blocks the calling thread until the operation is finished and its completion block has
+    /// returned.
+    ///
+    /// - Important: Never wait for an operation from inside that operation, or from an operation
+    ///   of a width-1 queue on an operation queued behind it: neither can ever finish.
+    public final func waitUntilFinished() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let registered = withState { $0.addWaiter { semaphore.signal() } }
+        if registered {
+            semaphore.wait()
+        }
+    }
+
+    /// Registers `waiter` to be called once the operation is finished for good, or calls it now.
+    final func onCompletion(_ waiter: @escaping @Sendable () -> Void) {
+        if !withState({ $0.addWaiter(waiter) }) {
+            waiter()
+        }
+    }
+
+    // MARK: Description
+
+    /// The operation's class and its name (or address), for diagnostics.
+    public var description: String {
+        let typeName = String(describing: type(of: self))
+        if let name {
+            return "\(typeName) \"\(name)\""
+        }
+        return "\(typeName) \(ObjectIdentifier(self).debugDescription.dropFirst("ObjectIdentifier(".count).dropLast())"
+    }
+
+    // MARK: Thread context
+
+    /// The operation whose body the calling thread is running, if any.
+    static let currentOperation = ThreadLocal<Op>()
+}
+
+// MARK: - Storage helpers
+
+extension Op {
+    /// Runs `body` on the state with the operation's lock held.
+    @inline(__always)
+    final func withState<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let stripe = LockTable.stripe(for: self)
+        LockTable.lock(stripe)
+        defer { LockTable.unlock(stripe) }
+        return body(&machine)
+    }
+
+    /// Runs a transition with the lock held, publishes the new flags, queues the resulting
+    /// observable changes, and delivers them once the lock is released.
+    @inline(__always)
+    @discardableResult
+    final func transition<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let stripe = LockTable.stripe(for: self)
+        LockTable.lock(stripe)
+        let result = transitionLocked(body)
+        let registry = self.registry
+        LockTable.unlock(stripe)
+        registry?.deliver(to: self)
+        return result
+    }
+
+    /// The body of ``transition(_:)``, for callers that already hold the lock (two-operation
+    /// transitions). The caller delivers with ``deliverChanges()`` after unlocking.
+    @inline(__always)
+    final func transitionLocked<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let before = flags.load(ordering: .relaxed)
+        let priorityBefore = registry == nil ? .normal : machine.priority
+        let result = body(&machine)
+        let after = currentFlags
+        if after != before {
+            flags.store(after, ordering: .releasing)
+        }
+        if let registry, !registry.isEmpty {
+            recordFlagChanges(before: before, after: after, priorityBefore: priorityBefore, into: registry)
+        }
+        return result
+    }
+
+    final func deliverChanges() {
+        let registry = withState { _ in self.registry }
+        registry?.deliver(to: self)
+    }
+
+    private final var currentFlags: UInt8 {
+        var value: UInt8 = 0
+        if machine.isCancelled { value |= Flags.cancelled }
+        if machine.isExecuting { value |= Flags.executing }
+        if machine.isFinished { value |= Flags.finished }
+        if machine.isReady { value |= Flags.ready }
+        return value
+    }
+
+    private final func recordFlagChanges(before: UInt8, after: UInt8, priorityBefore: QueuePriority, into registry: ObserverRegistry) {
+        let changed = before ^ after
+        func recordFlag(_ flag: UInt8, _ property: OpProperty) {
+            if changed & flag != 0 {
+                registry.record(property: property.rawValue, oldValue: before & flag != 0, newValue: after & flag != 0)
+            }
+        }
+        recordFlag(Flags.cancelled, .isCancelled)
+        recordFlag(Flags.executing, .isExecuting)
+        recordFlag(Flags.finished, .isFinished)
+        recordFlag(Flags.ready, .isReady)
+        if machine.priority != priorityBefore {
+            registry.record(property: OpProperty.queuePriority.rawValue, oldValue: priorityBefore, newValue: machine.priority)
+        }
+    }
+
+    /// Queues a change of a property that is not a flag. Call with the lock held.
+    final func record(_ property: OpProperty, old: Any, new: Any) {
+        registry?.record(property: property.rawValue, oldValue: old, newValue: new)
+    }
+
+    /// The registry, created on first use. Call with the lock held.
+    final func registryCreatingIfNeeded() -> ObserverRegistry {
+        if let registry { return registry }
+        let created = ObserverRegistry()
+        registry = created
+        return created
+    }
+
+    /// Performs a readiness action: puts the operation on its queue's ready list.
+    @inline(__always)
+    final func performReadiness(_ action: OpStateMachine.ReadinessAction) {
+        switch action {
+        case .none:
+            return
+        case .schedule(let queue, let schedule):
+            queue.schedule(self, schedule)
+        }
+    }
+
+    /// Performs everything that follows the end of execution, outside every lock: dependents
+    /// learn that this operation finished, the queue gets its slot back (unless the draining
+    /// worker does that itself), the completion block runs, and waiters are released.
+    final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
+        // A drainer that will ask its queue for the next operation right after this need not
+        // have another drainer requested for the dependents that become ready here.
+        OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
+            for dependent in finish.dependents {
+                dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
+            }
+        }
+        if releasesSlot, let queue = finish.queue {
+            queue.releaseSlot(of: self)
+        }
+        if finish.hasCompletionBlock {
+            let block = transition { machine in
+                let block = machine.takeCompletionBlock()
+                record(.completionBlock, old: block as Any, new: Optional<@Sendable () -> Void>.none as Any)
+                return block
+            }
+            if let block {
+                WorkerPool.shared.submit { [self] in
+                    block()
+                    complete()
+                }
+                return
+            }
+        }
+        complete()
+    }
+
+    /// The operation is finished for good: release the waiters and leave the queue.
+    final func complete() {
+        let (waiters, queue) = withState { $0.completed() }
+        for waiter in waiters {
+            waiter()
+        }
+        queue?.operationDidLeave(self)
+    }
+}

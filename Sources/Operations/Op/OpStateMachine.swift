@@ -1,0 +1,360 @@
+/// The life of one operation, as a pure state machine.
+///
+/// The machine takes no locks, calls no user code and resumes nobody: each event returns an
+/// action that ``Op`` performs after releasing the operation's lock. Misuse is reported as an
+/// action too, so that the storage can trap with a message naming the operation.
+///
+/// ```
+///  pending ──start──▶ executing ──finish──▶ finishing ──completed──▶ finished
+///     └────start when cancelled─────────────────▲
+/// ```
+/// `finishing` and `finished` both read as `isFinished`; `finishing` lasts while the completion
+/// block runs, and waiters are released on entering `finished`.
+struct OpStateMachine {
+    /// Where the operation is in its one-shot life.
+    enum Lifecycle: UInt8, Sendable {
+        /// Not started yet (it may be waiting in a queue).
+        case pending
+        /// `main()` or the asynchronous body is running.
+        case executing
+        /// The work is over; the completion block (if any) has not returned yet.
+        case finishing
+        /// Everything is over; waiters have been released.
+        case finished
+    }
+
+    /// A programmer error detected by a transition.
+    enum Misuse: Equatable, Sendable {
+        /// `start()` was called on an operation that sits in a queue.
+        case startWhileEnqueued
+        /// `start()` was called on an operation that is executing.
+        case startWhileExecuting
+        /// `start()` was called on an operation whose dependencies have not finished.
+        case startWhileNotReady
+        /// The operation was added to a queue while already in one.
+        case enqueueWhileEnqueued
+        /// The operation was added to a queue while executing.
+        case enqueueWhileExecuting
+        /// The operation was added to a queue after it finished.
+        case enqueueWhenFinished
+        /// `finish()` was called on an asynchronous operation that is not executing.
+        case finishWhenNotExecuting
+        /// `finish()` was called twice.
+        case finishTwice
+    }
+
+    /// Where the queue should put the operation once it is ready.
+    struct Schedule: Equatable, Sendable {
+        /// The ready list to use.
+        var priority: Op.QueuePriority
+        /// Matches the operation's current ticket; a ready-list entry with an older ticket is stale.
+        var ticket: UInt32
+    }
+
+    private(set) var lifecycle: Lifecycle = .pending
+    private(set) var isCancelled = false
+    private(set) var unfinishedDependencyCount = 0
+    private(set) var dependencies: [Op] = []
+    /// Operations that counted this one as an unfinished dependency; emptied when it finishes.
+    private(set) var dependents: [Op] = []
+    private(set) var priority: Op.QueuePriority = .normal
+    private(set) var completionBlock: (@Sendable () -> Void)?
+    /// The queue the operation was added to; kept until it leaves the queue.
+    private(set) var queue: OpQueue?
+    /// Whether a ready-list entry with the current ticket is in the queue.
+    private(set) var isScheduled = false
+    private(set) var ticket: UInt32 = 0
+    private var waiters: [@Sendable () -> Void] = []
+
+    init() {}
+
+    /// Whether the operation may start: all dependencies finished, or it was cancelled
+    /// (cancellation makes an operation ignore its dependencies so that it can finish soon).
+    var isReady: Bool { isCancelled || unfinishedDependencyCount == 0 }
+
+    var isExecuting: Bool { lifecycle == .executing }
+
+    var isFinished: Bool {
+        switch lifecycle {
+        case .pending, .executing: false
+        case .finishing, .finished: true
+        }
+    }
+
+    var isEnqueued: Bool { queue != nil }
+
+    // MARK: Readiness
+
+    /// What a change of readiness asks the storage to do.
+    enum ReadinessAction: Equatable {
+        /// Nothing to do.
+        case none
+        /// The operation became ready while in a queue: push it on the queue's ready list.
+        case schedule(OpQueue, Schedule)
+
+        static func == (lhs: ReadinessAction, rhs: ReadinessAction) -> Bool {
+            switch (lhs, rhs) {
+            case (.none, .none): true
+            case (.schedule(let q1, let s1), .schedule(let q2, let s2)): q1 === q2 && s1 == s2
+            case (.none, _), (.schedule, _): false
+            }
+        }
+    }
+
+    /// Schedules the operation if it is ready, pending, in a queue and not already scheduled.
+    private mutating func scheduleIfReady() -> ReadinessAction {
+        guard let queue, isReady, !isScheduled, lifecycle == .pending else { return .none }
+        isScheduled = true
+        return .schedule(queue, Schedule(priority: priority, ticket: ticket))
+    }
+
+    // MARK: Dependencies
+
+    /// The result of adding a dependency.
+    enum AddDependencyResult: Equatable {
+        /// The dependency was already there; nothing changed.
+        case alreadyPresent
+        /// The dependency was recorded. `counted` is true if it now holds the operation back.
+        case added(counted: Bool)
+    }
+
+    /// Records `dependency`. It holds the operation back only if it is unfinished and the
+    /// operation has not started (adding a dependency to a started operation has no effect).
+    mutating func addDependency(_ dependency: Op, dependencyIsUnfinished: Bool) -> AddDependencyResult {
+        if dependencies.contains(where: { $0 === dependency }) {
+            return .alreadyPresent
+        }
+        dependencies.append(dependency)
+        let counts = dependencyIsUnfinished && lifecycle == .pending
+        if counts {
+            unfinishedDependencyCount += 1
+        }
+        return .added(counted: counts)
+    }
+
+    /// Called on the dependency's side of `addDependency`: remembers the dependent unless this
+    /// operation has finished already. Returns whether the dependent must count it.
+    mutating func addDependent(_ dependent: Op) -> Bool {
+        switch lifecycle {
+        case .pending, .executing:
+            dependents.append(dependent)
+            return true
+        case .finishing, .finished:
+            return false
+        }
+    }
+
+    /// Forgets `dependent` (called on the dependency's side of `removeDependency`).
+    /// Returns whether it was still waiting for this operation.
+    mutating func removeDependent(_ dependent: Op) -> Bool {
+        guard let index = dependents.firstIndex(where: { $0 === dependent }) else { return false }
+        dependents.remove(at: index)
+        return true
+    }
+
+    /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
+    mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
+        guard let index = dependencies.firstIndex(where: { $0 === dependency }) else {
+            return (false, .none)
+        }
+        dependencies.remove(at: index)
+        if wasCounted {
+            unfinishedDependencyCount -= 1
+            return (true, scheduleIfReady())
+        }
+        return (true, .none)
+    }
+
+    /// One of the operations this one counted has finished.
+    mutating func dependencyFinished() -> ReadinessAction {
+        precondition(unfinishedDependencyCount > 0, "Internal inconsistency: dependency count underflow in \(lifecycle)")
+        unfinishedDependencyCount -= 1
+        return scheduleIfReady()
+    }
+
+    // MARK: Queue membership
+
+    /// What adding the operation to a queue asks the storage to do.
+    enum EnqueueAction: Equatable {
+        /// Put it on the ready list now.
+        case schedule(Schedule)
+        /// Keep it waiting; it is scheduled when it becomes ready.
+        case wait
+        /// Trap: the operation cannot be added.
+        case misuse(Misuse)
+    }
+
+    mutating func enqueue(in queue: OpQueue) -> EnqueueAction {
+        if self.queue != nil { return .misuse(.enqueueWhileEnqueued) }
+        switch lifecycle {
+        case .pending:
+            self.queue = queue
+            if isReady {
+                isScheduled = true
+                return .schedule(Schedule(priority: priority, ticket: ticket))
+            }
+            return .wait
+        case .executing:
+            return .misuse(.enqueueWhileExecuting)
+        case .finishing, .finished:
+            return .misuse(.enqueueWhenFinished)
+        }
+    }
+
+    // MARK: Priority
+
+    /// Changes the priority; an operation already on a ready list is moved to the new one.
+    mutating func setPriority(_ newPriority: Op.QueuePriority) -> ReadinessAction {
+        guard newPriority != priority else { return .none }
+        priority = newPriority
+        guard isScheduled, let queue else { return .none }
+        ticket &+= 1
+        return .schedule(queue, Schedule(priority: priority, ticket: ticket))
+    }
+
+    // MARK: Cancellation
+
+    /// What cancelling asks the storage to do.
+    struct CancelAction: Equatable {
+        /// Whether this call cancelled the operation (false if it was cancelled or finished already).
+        var didCancel: Bool
+        /// Whether the operation was executing (asynchronous bodies are told to stop).
+        var wasExecuting: Bool
+        /// Scheduling made necessary because cancellation made the operation ready.
+        var readiness: ReadinessAction
+    }
+
+    mutating func cancel() -> CancelAction {
+        guard !isCancelled else { return CancelAction(didCancel: false, wasExecuting: false, readiness: .none) }
+        switch lifecycle {
+        case .finishing, .finished:
+            return CancelAction(didCancel: false, wasExecuting: false, readiness: .none)
+        case .pending, .executing:
+            isCancelled = true
+            return CancelAction(didCancel: true, wasExecuting: lifecycle == .executing, readiness: scheduleIfReady())
+        }
+    }
+
+    // MARK: Starting
+
+    /// What a start asks the storage to do.
+    enum StartAction: Equatable {
+        /// Run the body; the operation is now executing.
+        case run
+        /// The operation was cancelled before it started: it is finished without running.
+        case finishWithoutRunning(FinishAction)
+        /// `start()` on a finished operation does nothing.
+        case ignore
+        /// The queue's ready-list entry is out of date (the priority changed, or the operation
+        /// is not ready any more): give back the slot; the operation is rescheduled when due.
+        case skip
+        /// Trap.
+        case misuse(Misuse)
+    }
+
+    /// A manual call of `start()`.
+    mutating func startManually() -> StartAction {
+        switch lifecycle {
+        case .finishing, .finished:
+            return .ignore
+        case .executing:
+            return .misuse(.startWhileExecuting)
+        case .pending:
+            if queue != nil { return .misuse(.startWhileEnqueued) }
+            if !isReady { return .misuse(.startWhileNotReady) }
+            return begin()
+        }
+    }
+
+    /// A start by the operation's queue, from a ready-list entry carrying `ticket`.
+    mutating func startFromQueue(ticket entryTicket: UInt32) -> StartAction {
+        guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
+        isScheduled = false
+        guard isReady else { return .skip }
+        return begin()
+    }
+
+    private mutating func begin() -> StartAction {
+        if isCancelled {
+            return .finishWithoutRunning(finish())
+        }
+        lifecycle = .executing
+        return .run
+    }
+
+    // MARK: Finishing
+
+    /// What finishing asks the storage to do, in this order: tell the dependents, give the
+    /// queue its slot back, run the completion block, then call ``completed()``.
+    struct FinishAction: Equatable {
+        /// Operations waiting for this one; each gets `dependencyFinished()`.
+        var dependents: [Op]
+        /// The queue the operation runs in, if any.
+        var queue: OpQueue?
+        /// Whether a completion block is set; it is handed over by ``takeCompletionBlock()``.
+        var hasCompletionBlock: Bool
+
+        static func == (lhs: FinishAction, rhs: FinishAction) -> Bool {
+            lhs.dependents.count == rhs.dependents.count
+                && zip(lhs.dependents, rhs.dependents).allSatisfy { $0 === $1 }
+                && lhs.queue === rhs.queue && lhs.hasCompletionBlock == rhs.hasCompletionBlock
+        }
+    }
+
+    /// Ends execution (synchronous ops when `main()` returns; asynchronous ones on `finish()`).
+    mutating func finish() -> FinishAction {
+        lifecycle = .finishing
+        let action = FinishAction(dependents: dependents, queue: queue, hasCompletionBlock: completionBlock != nil)
+        dependents = []
+        return action
+    }
+
+    /// `finish()` called by an asynchronous operation's own code.
+    mutating func finishAsynchronous() -> Result<FinishAction, MisuseError> {
+        switch lifecycle {
+        case .executing:
+            return .success(finish())
+        case .pending:
+            return .failure(MisuseError(misuse: .finishWhenNotExecuting))
+        case .finishing, .finished:
+            return .failure(MisuseError(misuse: .finishTwice))
+        }
+    }
+
+    /// Wraps a misuse so that it can travel in a `Result`.
+    struct MisuseError: Error, Equatable {
+        var misuse: Misuse
+    }
+
+    /// Hands over the completion block, clearing it (it runs once).
+    mutating func takeCompletionBlock() -> (@Sendable () -> Void)? {
+        defer { completionBlock = nil }
+        return completionBlock
+    }
+
+    /// The completion block has returned (or there was none): the operation is finished for
+    /// good. Returns the waiters to release and the queue to leave.
+    mutating func completed() -> (waiters: [@Sendable () -> Void], queue: OpQueue?) {
+        precondition(lifecycle == .finishing, "Internal inconsistency: completed() in \(lifecycle)")
+        lifecycle = .finished
+        let result = (waiters, queue)
+        waiters = []
+        queue = nil
+        return result
+    }
+
+    // MARK: Properties
+
+    /// Sets the completion block. Setting one after the operation finished has no effect on it.
+    mutating func setCompletionBlock(_ block: (@Sendable () -> Void)?) {
+        completionBlock = block
+    }
+
+    /// Registers `waiter` to be called when the operation is finished for good. Returns `false`
+    /// (without registering) if it already is.
+    mutating func addWaiter(_ waiter: @escaping @Sendable () -> Void) -> Bool {
+        guard lifecycle != .finished else { return false }
+        waiters.append(waiter)
+        return true
+    }
+}

@@ -1,0 +1,51 @@
+extension OpQueue: KeyPathObservable {}
+
+extension KeyPathObservable where Self: OpQueue {
+    /// Observes a property of the queue, like Foundation's KVO `observe(_:options:changeHandler:)`.
+    ///
+    /// Observable properties are those Foundation documents as KVO-compliant:
+    /// ``OpQueue/operations``, ``OpQueue/operationCount``, ``OpQueue/maxConcurrentOperationCount``,
+    /// ``OpQueue/isSuspended`` and ``OpQueue/name``.
+    ///
+    /// ```swift
+    /// let token = queue.observe(\.operationCount, options: [.new]) { queue, change in
+    ///     print("\(queue): \(change.newValue!) operations left")
+    /// }
+    /// ```
+    ///
+    /// Delivery follows the same rules as for operations (see ``KeyPathObservable``): synchronous,
+    /// after the change, outside every lock, each change once and in order.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The property to observe.
+    ///   - options: Which values the change carries, and whether to get an initial call.
+    ///   - changeHandler: Called with the queue and the change.
+    /// - Returns: A token; the observation lasts until it is invalidated or released.
+    public func observe<Value>(
+        _ keyPath: KeyPath<Self, Value>,
+        options: ObservingOptions = [],
+        changeHandler: @escaping @Sendable (Self, ObservedChange<Value>) -> Void
+    ) -> ObservationToken {
+        let erased: AnyKeyPath = keyPath
+        let table: [(AnyKeyPath, QueueProperty)] = [
+            (\Self.operations, .operations),
+            (\Self.operationCount, .operationCount),
+            (\Self.maxConcurrentOperationCount, .maxConcurrentOperationCount),
+            (\Self.isSuspended, .isSuspended),
+            (\Self.name, .name),
+        ]
+        guard let property = table.first(where: { $0.0 == erased })?.1 else {
+            misuse("\(keyPath) is not observable on \(self). Observable properties: operations, operationCount, maxConcurrentOperationCount, isSuspended, name.")
+        }
+        let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
+            changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
+        }
+        let registry = registryCreatingIfNeeded()
+        registry.add(entry)
+        if options.contains(.initial) {
+            let value = self[keyPath: keyPath]
+            changeHandler(self, ObservedChange(oldValue: nil, newValue: options.contains(.new) ? value : nil))
+        }
+        return ObservationToken(registry: registry, entry: entry)
+    }
+}

@@ -1,0 +1,385 @@
+public import Dispatch
+import Synchronization
+
+/// A queue that runs operations according to their readiness, priority and the queue's width,
+/// the counterpart of Foundation's `OperationQueue`.
+///
+/// ```swift
+/// let queue = OpQueue()
+/// queue.maxConcurrentOperationCount = 4
+/// let manifest = BlockOp { fetchManifest() }
+/// let files = names.map { name in BlockOp { fetch(name) } }
+/// files.forEach { $0.addDependency(manifest) }
+/// queue.addOperations([manifest] + files, waitUntilFinished: false)
+/// ```
+///
+/// Operations stay in the queue until they finish (and their completion block returns). Among the
+/// operations that are ready, the one with the highest ``Op/queuePriority`` starts first, and
+/// equal priorities start in the order they became ready. Up to ``maxConcurrentOperationCount``
+/// run at once, on the library's worker threads (or on ``underlyingQueue``); the pool adds
+/// threads when operations block, so a queue of width N really runs N operations at once.
+///
+/// A queue with work keeps itself alive; a queue with no work and no references is released.
+open class OpQueue: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue`,
+    // `storedQualityOfService` and `registry` are only touched with `lock` held; `progress` is
+    // thread-safe on its own.
+
+    /// The value of ``maxConcurrentOperationCount`` that lets the queue decide (the default):
+    /// as many operations as are ready, with the worker pool deciding how many threads run them.
+    public static let defaultMaxConcurrentOperationCount = -1
+
+    private let lock = Lock()
+    private var machine = OpQueueStateMachine()
+    private var storedName: String?
+    private var storedUnderlyingQueue: DispatchQueue?
+    private var storedQualityOfService: DispatchQoS.QoSClass = .default
+    private var registry: ObserverRegistry?
+    private let isMainQueue: Bool
+
+    /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
+    /// finishes adds one to ``OpProgress/completedUnitCount``.
+    public let progress = OpProgress()
+
+    /// Creates a queue with the default width, not suspended.
+    public init() {
+        isMainQueue = false
+    }
+
+    private init(mainQueue: ()) {
+        isMainQueue = true
+        storedName = "OpQueue.main"
+        storedUnderlyingQueue = DispatchQueue.main
+        storedQualityOfService = .userInteractive
+        _ = machine.setMaxConcurrentOperationCount(1)
+    }
+
+    /// The queue that runs its operations one at a time on the main thread, through
+    /// `DispatchQueue.main`, interleaved with the main thread's other work.
+    ///
+    /// Its width is 1 and its ``underlyingQueue`` is `DispatchQueue.main`. The main thread must be
+    /// serving the main Dispatch queue (an app's run loop, `dispatchMain()`, or Swift's main
+    /// actor in an `async` entry point) for the operations to run.
+    public static let main = OpQueue(mainQueue: ())
+
+    /// The queue that started the operation the calling thread is running, or `nil` when the
+    /// thread is not running an operation of a queue.
+    public static var current: OpQueue? {
+        currentQueue.value
+    }
+
+    static let currentQueue = ThreadLocal<OpQueue>()
+
+    /// Set while a drainer finishes an operation of this queue and will ask for the next one.
+    static let pollingQueue = ThreadLocal<OpQueue>()
+
+    // MARK: Adding operations
+
+    /// Adds an operation; the queue starts it when it is ready and a slot is free.
+    ///
+    /// - Important: An operation can be added once, to one queue, before it starts. Adding one
+    ///   that is in a queue already, executing or finished is a programmer error and traps.
+    open func addOperation(_ operation: Op) {
+        addOperations([operation], waitUntilFinished: false)
+    }
+
+    /// Adds several operations at once and, if `wait` is `true`, blocks until all of them have
+    /// finished and their completion blocks have returned.
+    open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
+        var drainerRequested = false
+        let changes: QueueChanges = lock.withLock {
+            let countBefore = machine.operationCount
+            let operationsBefore = observedOperations()
+            for operation in operations {
+                machine.addMember(operation)
+                switch operation.withState({ $0.enqueue(in: self) }) {
+                case .schedule(let schedule):
+                    let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
+                    drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
+                case .wait:
+                    break
+                case .misuse(let misuse):
+                    operation.trap(misuse)
+                }
+            }
+            return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+        }
+        if drainerRequested { startDrainer() }
+        if changes.recorded { registryDeliver() }
+        if wait {
+            for operation in operations {
+                operation.waitUntilFinished()
+            }
+        }
+    }
+
+    /// Wraps `block` in an operation and adds it.
+    open func addOperation(_ block: @escaping @Sendable () -> Void) {
+        addOperation(BlockOp(block: block))
+    }
+
+    /// Adds a barrier: `barrier` runs once every operation added before it has finished, and no
+    /// operation added after it starts until it has returned, like `DispatchQueue`'s barrier flag.
+    ///
+    /// The barrier holds even when the queue is empty or suspended (it then runs only once the
+    /// queue is resumed), and ``waitUntilAllOperationsAreFinished()`` waits for it.
+    open func addBarrierBlock(_ barrier: @escaping @Sendable () -> Void) {
+        let operation = BlockOp(block: barrier)
+        operation.isBarrier = true
+        addOperation(operation)
+    }
+
+    // MARK: Inspecting
+
+    /// The operations in the queue (waiting, ready or executing), in the order they were added.
+    public var operations: [Op] {
+        lock.withLock { machine.members.elements }
+    }
+
+    /// The number of operations in the queue. It changes as operations finish; use it for display,
+    /// not to decide what to do next.
+    public var operationCount: Int {
+        lock.withLock { machine.operationCount }
+    }
+
+    // MARK: Settings
+
+    /// The most operations the queue runs at once; ``defaultMaxConcurrentOperationCount`` (the
+    /// default) lets the queue run every ready operation, with the worker pool choosing the threads.
+    ///
+    /// Lowering it does not stop running operations. `1` makes the queue run one operation at a
+    /// time, in priority order among the ready ones (not necessarily in the order they were added:
+    /// use dependencies for that).
+    ///
+    /// - Important: Negative values other than ``defaultMaxConcurrentOperationCount`` are a
+    ///   programmer error and trap.
+    public var maxConcurrentOperationCount: Int {
+        get { lock.withLock { machine.maxConcurrentOperationCount } }
+        set {
+            if newValue < 0 && newValue != OpQueue.defaultMaxConcurrentOperationCount {
+                misuse("maxConcurrentOperationCount of \(self) was set to \(newValue). Use a positive count, or OpQueue.defaultMaxConcurrentOperationCount (-1) to let the queue decide.")
+            }
+            updateSetting(.maxConcurrentOperationCount) { machine in
+                let old = machine.maxConcurrentOperationCount
+                return (machine.setMaxConcurrentOperationCount(newValue), old, newValue)
+            }
+        }
+    }
+
+    /// Whether the queue is holding back new starts. Running operations are never interrupted;
+    /// operations can still be added and start once the queue is resumed.
+    public var isSuspended: Bool {
+        get { lock.withLock { machine.isSuspended } }
+        set {
+            updateSetting(.isSuspended) { machine in
+                let old = machine.isSuspended
+                return (machine.setSuspended(newValue), old, newValue)
+            }
+        }
+    }
+
+    /// The queue's name, for diagnostics; by default "OpQueue" followed by its address.
+    public var name: String? {
+        get { lock.withLock { storedName ?? defaultName } }
+        set {
+            updateSetting(.name) { _ in
+                let old = storedName ?? defaultName
+                storedName = newValue
+                return (false, old as String?, newValue ?? defaultName as String?)
+            }
+        }
+    }
+
+    private var defaultName: String {
+        "OpQueue \(ObjectIdentifier(self).debugDescription.dropFirst("ObjectIdentifier(".count).dropLast())"
+    }
+
+    /// The default quality of service of the operations the queue runs.
+    public var qualityOfService: DispatchQoS.QoSClass {
+        get { lock.withLock { storedQualityOfService } }
+        set { lock.withLock { storedQualityOfService = newValue } }
+    }
+
+    /// A Dispatch queue to run the operations on instead of the library's worker pool.
+    ///
+    /// The operations then interleave with the other work of that Dispatch queue; a serial
+    /// Dispatch queue runs them one at a time whatever ``maxConcurrentOperationCount`` says.
+    ///
+    /// - Important: It can only be changed while the queue is empty; changing it while the queue
+    ///   holds operations traps. The main queue's underlying queue cannot be changed.
+    public var underlyingQueue: DispatchQueue? {
+        get { lock.withLock { storedUnderlyingQueue } }
+        set {
+            if isMainQueue {
+                misuse("The underlyingQueue of OpQueue.main is DispatchQueue.main and cannot be changed. Create your own OpQueue to run operations on another Dispatch queue.")
+            }
+            let count: Int = lock.withLock {
+                guard machine.operationCount == 0 else { return machine.operationCount }
+                storedUnderlyingQueue = newValue
+                return 0
+            }
+            if count != 0 {
+                misuse("underlyingQueue of \(self) was changed while it holds \(count) operation(s). Set it before adding operations, or wait until the queue is empty (waitUntilAllOperationsAreFinished()).")
+            }
+        }
+    }
+
+    // MARK: Cancelling and waiting
+
+    /// Cancels every operation in the queue, waiting and executing alike (``Op/cancel()``).
+    ///
+    /// Waiting operations become ready and leave the queue as soon as it starts them (at once,
+    /// unless the queue is suspended); executing ones should notice and return early.
+    open func cancelAllOperations() {
+        for operation in operations {
+            operation.cancel()
+        }
+    }
+
+    /// Blocks the calling thread until the queue is empty: every operation, barriers included,
+    /// has finished and its completion block has returned. Other threads may keep adding
+    /// operations meanwhile, which prolongs the wait.
+    open func waitUntilAllOperationsAreFinished() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let registered = lock.withLock { machine.addWaiter { semaphore.signal() } }
+        if registered {
+            semaphore.wait()
+        }
+    }
+
+    /// A description naming the queue.
+    public var description: String {
+        if let name { return name }
+        return defaultName
+    }
+}
+
+// MARK: - Scheduling (called by operations and drainers)
+
+extension OpQueue {
+    /// Puts a member that became ready on the ready list.
+    final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
+        let callerWillPoll = OpQueue.pollingQueue.value === self
+        let request = lock.withLock {
+            machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
+                         priority: schedule.priority, callerWillPoll: callerWillPoll)
+        }
+        if request { startDrainer() }
+    }
+
+    /// An operation gave its slot back outside a drainer.
+    final func releaseSlot(of operation: Op) {
+        let request = lock.withLock { machine.releaseSlot() }
+        if request { startDrainer() }
+    }
+
+    /// A member is finished for good and leaves the queue.
+    final func operationDidLeave(_ operation: Op) {
+        let (action, changes): (OpQueueStateMachine.Action, QueueChanges) = lock.withLock {
+            let countBefore = machine.operationCount
+            let operationsBefore = observedOperations()
+            let action = machine.removeMember(operation)
+            return (action, recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore))
+        }
+        progress.operationFinished()
+        if action.requestDrainer { startDrainer() }
+        if changes.recorded { registryDeliver() }
+        for waiter in action.waiters {
+            waiter()
+        }
+        withExtendedLifetime(action.departed) {}
+    }
+
+    /// Starts a drainer on the underlying Dispatch queue or the worker pool.
+    final func startDrainer() {
+        if let underlying = lock.withLock({ storedUnderlyingQueue }) {
+            underlying.async { self.drain() }
+        } else {
+            WorkerPool.shared.submit { self.drain() }
+        }
+    }
+
+    /// How long a drainer keeps going while other jobs wait for a worker, before it yields.
+    private static let drainerTimeSlice: UInt64 = 2_000_000
+
+    /// Pops and runs ready operations until none can start.
+    private final func drain() {
+        lock.withLock { machine.drainerStarted() }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var releasing = false
+        while true {
+            let next = lock.withLock { machine.next(releasingSlot: releasing) }
+            guard case .run(let entry, let requestDrainer) = next else { return }
+            if requestDrainer { startDrainer() }
+            let outcome = OpQueue.currentQueue.withValue(self) {
+                entry.operation.runFromQueue(ticket: entry.ticket)
+            }
+            switch outcome {
+            case .finishedSynchronously, .skipped:
+                releasing = true
+            case .continuesAsynchronously:
+                releasing = false
+            }
+            if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0,
+               DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
+                // Let other queues' jobs have this worker; the slot goes back and another drainer
+                // is requested if work remains.
+                if releasing { releaseSlot(of: entry.operation) }
+                return
+            }
+        }
+    }
+}
+
+// MARK: - Observation storage
+
+extension OpQueue {
+    /// The registry, created on first use.
+    final func registryCreatingIfNeeded() -> ObserverRegistry {
+        lock.withLock {
+            if let registry { return registry }
+            let created = ObserverRegistry()
+            registry = created
+            return created
+        }
+    }
+
+    /// A snapshot of the members if someone observes `operations`. Call with the lock held.
+    final func observedOperations() -> [Op]? {
+        guard let registry, registry.observes(QueueProperty.operations.rawValue) else { return nil }
+        return machine.members.elements
+    }
+
+    /// Records changes of `operationCount` and `operations`. Call with the lock held.
+    final func recordMembershipChange(countBefore: Int, operationsBefore: [Op]?) -> QueueChanges {
+        guard let registry, !registry.isEmpty else { return QueueChanges() }
+        let countAfter = machine.operationCount
+        guard countAfter != countBefore else { return QueueChanges() }
+        if let operationsBefore {
+            registry.record(property: QueueProperty.operations.rawValue,
+                            oldValue: operationsBefore, newValue: machine.members.elements)
+        }
+        registry.record(property: QueueProperty.operationCount.rawValue, oldValue: countBefore, newValue: countAfter)
+        return QueueChanges(recorded: true)
+    }
+
+    /// Runs a settings change under the lock, records it, starts a drainer if it asks for one,
+    /// and delivers the change.
+    final func updateSetting<Value>(
+        _ property: QueueProperty,
+        _ body: (inout OpQueueStateMachine) -> (requestDrainer: Bool, old: Value, new: Value)
+    ) {
+        let (request, observers): (Bool, ObserverRegistry?) = lock.withLock {
+            let (request, old, new) = body(&machine)
+            registry?.record(property: property.rawValue, oldValue: old, newValue: new)
+            return (request, registry)
+        }
+        if request { startDrainer() }
+        observers?.deliver(to: self)
+    }
+
+    final func registryDeliver() {
+        let registry = lock.withLock { self.registry }
+        registry?.deliver(to: self)
+    }
+}

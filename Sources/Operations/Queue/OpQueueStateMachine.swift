@@ -1,0 +1,207 @@
+/// The scheduler of one ``OpQueue``, as a pure state machine.
+///
+/// It knows the queue's members, its ready lists, how many operations run, how many draining
+/// workers were requested, suspension, the width, and barriers. It takes no locks and calls no
+/// user code; ``OpQueue`` runs each event under the queue's lock and performs the returned
+/// action after unlocking.
+///
+/// Work per operation is constant: an operation is pushed on a ready list once it is ready (its
+/// last dependency finished), popped once, and removed from the member list in O(1). Nothing
+/// scans the waiting operations.
+///
+/// **Draining.** Operations run on *drainers*: jobs (on the worker pool or the underlying
+/// Dispatch queue) that pop a ready operation, run it, and pop the next, until nothing can start.
+/// At most one drainer is requested and not yet started at a time; a drainer that pops an
+/// operation while more could start requests the next one, so parallelism grows as fast as
+/// workers take the requests, and a chain of dependent operations runs on one worker with no
+/// hand-off between threads.
+///
+/// **Barriers.** Every operation carries the number of barriers added before it (its epoch).
+/// An operation may start only when every earlier barrier has finished; a barrier may start only
+/// when every operation of its epoch has left the queue. Operations that become ready too early
+/// wait in `held`, per epoch, and move to the ready lists when the barrier before them finishes.
+struct OpQueueStateMachine {
+    typealias Entry = ReadyLists.Entry
+
+    /// What the storage must do after an event.
+    struct Action {
+        /// Request a drainer (a job that pops and runs ready operations).
+        var requestDrainer = false
+        /// Waiters of `waitUntilAllOperationsAreFinished()` to release: the queue became empty.
+        var waiters: [@Sendable () -> Void] = []
+        /// An operation that left the queue, to be released outside the lock.
+        var departed: Op?
+    }
+
+    /// What a drainer must do next.
+    enum NextAction {
+        /// Start this entry's operation. `requestDrainer` asks for another drainer as well,
+        /// because more operations could start in parallel.
+        case run(Entry, requestDrainer: Bool)
+        /// Nothing can start now; the drainer ends.
+        case stop
+    }
+
+    /// The width set by the user; negative means "as many as the system sees fit".
+    private(set) var maxConcurrentOperationCount = OpQueue.defaultMaxConcurrentOperationCount
+    private(set) var isSuspended = false
+    private(set) var runningCount = 0
+    private(set) var pendingDrainers = 0
+    private(set) var members = MemberList()
+    private var ready = ReadyLists()
+    private var waiters: [@Sendable () -> Void] = []
+
+    // Barriers.
+    private var barrierCount = 0
+    private var completedBarriers = 0
+    /// Members per epoch, from `completedBarriers` on, barriers not included.
+    private var epochCounts: [Int] = [0]
+    /// Ready barriers by epoch.
+    private var readyBarriers: [Int: (entry: Entry, priority: Op.QueuePriority)] = [:]
+    /// Ready operations of later epochs, by epoch.
+    private var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
+
+    init() {}
+
+    /// The number of operations the queue may run at once.
+    var width: Int {
+        maxConcurrentOperationCount < 0 ? Int.max : maxConcurrentOperationCount
+    }
+
+    var operationCount: Int { members.count }
+
+    // MARK: Membership
+
+    /// Records a new member. `isBarrier` members hold back everything added after them.
+    mutating func addMember(_ operation: Op) {
+        members.append(operation)
+        operation.epoch = barrierCount
+        if operation.isBarrier {
+            barrierCount += 1
+            epochCounts.append(0)
+        } else {
+            epochCounts[barrierCount - completedBarriers] += 1
+        }
+    }
+
+    /// A member finished for good (its completion block returned).
+    mutating func removeMember(_ operation: Op) -> Action {
+        var action = Action()
+        action.departed = members.remove(operation)
+        if operation.isBarrier {
+            precondition(operation.epoch == completedBarriers && epochCounts[0] == 0,
+                         "Internal inconsistency: barrier of epoch \(operation.epoch) left early")
+            completedBarriers += 1
+            epochCounts.removeFirst()
+            if let released = held.removeValue(forKey: completedBarriers) {
+                for item in released {
+                    ready.push(item.entry, priority: item.priority)
+                }
+            }
+        } else {
+            epochCounts[operation.epoch - completedBarriers] -= 1
+        }
+        if members.isEmpty {
+            action.waiters = waiters
+            waiters = []
+        }
+        action.requestDrainer = requestDrainerIfNeeded(callerWillPoll: false)
+        return action
+    }
+
+    // MARK: Readiness
+
+    /// A member became ready (or got a new priority): put it where it can be started.
+    mutating func push(_ entry: Entry, priority: Op.QueuePriority, callerWillPoll: Bool) -> Bool {
+        let operation = entry.operation
+        if operation.isBarrier {
+            readyBarriers[operation.epoch] = (entry, priority)
+        } else if operation.epoch > completedBarriers {
+            held[operation.epoch, default: []].append((entry, priority))
+        } else {
+            ready.push(entry, priority: priority)
+        }
+        return requestDrainerIfNeeded(callerWillPoll: callerWillPoll)
+    }
+
+    /// The barrier that may start now, if any: every operation before it has left.
+    private var runnableBarrier: (entry: Entry, priority: Op.QueuePriority)? {
+        guard epochCounts[0] == 0 else { return nil }
+        return readyBarriers[completedBarriers]
+    }
+
+    private var hasStartableOperation: Bool {
+        !ready.isEmpty || runnableBarrier != nil
+    }
+
+    private var canStartMore: Bool {
+        !isSuspended && runningCount < width && hasStartableOperation
+    }
+
+    /// Requests a drainer if an operation could start and no requested drainer is on its way.
+    /// A caller that will poll (a drainer finishing an operation of this queue) counts as one.
+    private mutating func requestDrainerIfNeeded(callerWillPoll: Bool) -> Bool {
+        guard canStartMore, pendingDrainers == 0, !callerWillPoll else { return false }
+        pendingDrainers += 1
+        return true
+    }
+
+    // MARK: Draining
+
+    /// A requested drainer has started.
+    mutating func drainerStarted() {
+        precondition(pendingDrainers > 0, "Internal inconsistency: a drainer started unrequested")
+        pendingDrainers -= 1
+    }
+
+    /// A drainer asks for the next operation, first giving back the slot of the one it ran
+    /// (if `releasingSlot`).
+    mutating func next(releasingSlot: Bool) -> NextAction {
+        if releasingSlot {
+            releaseSlotLocked()
+        }
+        guard canStartMore else { return .stop }
+        let entry: Entry
+        if let barrier = runnableBarrier {
+            readyBarriers[completedBarriers] = nil
+            entry = barrier.entry
+        } else {
+            entry = ready.pop()!
+        }
+        runningCount += 1
+        let more = requestDrainerIfNeeded(callerWillPoll: false)
+        return .run(entry, requestDrainer: more)
+    }
+
+    /// An operation gave back its slot outside a drainer (an asynchronous operation finished).
+    mutating func releaseSlot() -> Bool {
+        releaseSlotLocked()
+        return requestDrainerIfNeeded(callerWillPoll: false)
+    }
+
+    private mutating func releaseSlotLocked() {
+        precondition(runningCount > 0, "Internal inconsistency: slot released with none running")
+        runningCount -= 1
+    }
+
+    // MARK: Settings
+
+    mutating func setSuspended(_ suspended: Bool) -> Bool {
+        isSuspended = suspended
+        return requestDrainerIfNeeded(callerWillPoll: false)
+    }
+
+    mutating func setMaxConcurrentOperationCount(_ count: Int) -> Bool {
+        maxConcurrentOperationCount = count
+        return requestDrainerIfNeeded(callerWillPoll: false)
+    }
+
+    // MARK: Waiting
+
+    /// Registers a waiter for the queue to become empty; returns `false` if it already is.
+    mutating func addWaiter(_ waiter: @escaping @Sendable () -> Void) -> Bool {
+        guard !members.isEmpty else { return false }
+        waiters.append(waiter)
+        return true
+    }
+}
