@@ -1,0 +1,82 @@
+import Dispatch
+import Synchronization
+@testable import Operations
+
+/// A one-shot signal with a generous timeout that only guards against a hang.
+final class Gate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    init() {}
+
+    /// Opens the gate for one waiter.
+    func open() { semaphore.signal() }
+
+    /// Waits until the gate is opened; returns `false` on timeout (a hang in the code under test).
+    @discardableResult
+    func wait(seconds: Int = 10) -> Bool {
+        semaphore.wait(timeout: .now() + .seconds(seconds)) == .success
+    }
+}
+
+/// A thread-safe list of events, to check order.
+final class EventLog<Event: Sendable>: Sendable {
+    private let events = LockedBox<[Event]>([])
+
+    init() {}
+
+    func append(_ event: Event) { events.withLockedValue { $0.append(event) } }
+
+    var all: [Event] { events.withLockedValue { $0 } }
+
+    var count: Int { events.withLockedValue { $0.count } }
+}
+
+/// A thread-safe counter that also tracks its highest value (for concurrency limits).
+final class ConcurrencyMeter: Sendable {
+    private let state = LockedBox((current: 0, peak: 0, total: 0))
+
+    init() {}
+
+    func enter() {
+        state.withLockedValue {
+            $0.current += 1
+            $0.total += 1
+            $0.peak = max($0.peak, $0.current)
+        }
+    }
+
+    func leave() { state.withLockedValue { $0.current -= 1 } }
+
+    var peak: Int { state.withLockedValue { $0.peak } }
+    var total: Int { state.withLockedValue { $0.total } }
+}
+
+/// Blocks the calling thread for `milliseconds` (simulated blocking work).
+func blockThread(milliseconds: Int) {
+    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(milliseconds))
+}
+
+/// Waits until `condition` holds, polling; returns `false` after `seconds` (a hang guard).
+@discardableResult
+func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    while !condition() {
+        if DispatchTime.now().uptimeNanoseconds > deadline { return false }
+        blockThread(milliseconds: 1)
+    }
+    return true
+}
+
+/// An operation subclass that records when its body runs.
+final class RecordingOp: Op, @unchecked Sendable {
+    // @unchecked Sendable: `body` is immutable.
+    let body: @Sendable (RecordingOp) -> Void
+
+    init(name: String? = nil, _ body: @escaping @Sendable (RecordingOp) -> Void = { _ in }) {
+        self.body = body
+        super.init()
+        self.name = name
+    }
+
+    override func main() { body(self) }
+}
