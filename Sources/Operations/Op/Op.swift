@@ -398,12 +398,13 @@ extension Op {
         complete()
     }
 
-    /// The operation is finished for good: release the waiters and leave the queue.
+    /// The operation is finished for good: leave the queue, then release the waiters (so that a
+    /// waiter sees the queue without the operation).
     final func complete() {
         let (waiters, queue) = withState { $0.completed() }
+        queue?.operationDidLeave(self)
         for waiter in waiters {
             waiter()
         }
-        queue?.operationDidLeave(self)
     }
 }

@@ -247,10 +247,12 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// A description naming the queue.
+    /// A description naming the queue: `OpQueue "name"`, or its default name.
     public var description: String {
-        if let name { return name }
-        return defaultName
+        lock.withLock {
+            if let storedName { return "OpQueue \"\(storedName)\"" }
+            return defaultName
+        }
     }
 }
 

@@ -1,0 +1,76 @@
+import Testing
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import Operations
+
+@Suite struct CompletionBlockTests {
+    @Test func completionBlockRunsOnceAfterFinishingAndIsCleared() {
+        let calls = LockedBox(0)
+        let finishedWhenCalled = LockedBox(false)
+        let op = BlockOp {}
+        op.completionBlock = { [unowned op] in
+            calls.withLockedValue { $0 += 1 }
+            finishedWhenCalled.withLockedValue { $0 = op.isFinished }
+        }
+        let queue = OpQueue()
+        queue.addOperation(op)
+        op.waitUntilFinished()
+        #expect(calls.withLockedValue { $0 } == 1)
+        #expect(finishedWhenCalled.withLockedValue { $0 })
+        #expect(op.completionBlock == nil)
+    }
+
+    @Test func completionBlockRunsForACancelledOperation() {
+        let called = Gate()
+        let op = BlockOp { Issue.record("a cancelled operation must not run") }
+        op.completionBlock = { called.open() }
+        op.cancel()
+        let queue = OpQueue()
+        queue.addOperation(op)
+        #expect(called.wait())
+        #expect(op.isFinished)
+    }
+
+    @Test func completionBlockRunsOffTheOperationsThread() {
+        let bodyThread = LockedBox<pthread_t?>(nil)
+        let sameThread = LockedBox<Bool?>(nil)
+        let op = BlockOp { bodyThread.withLockedValue { $0 = pthread_self() } }
+        op.completionBlock = {
+            let body = bodyThread.withLockedValue { $0 }!
+            sameThread.withLockedValue { $0 = pthread_equal(body, pthread_self()) != 0 }
+        }
+        op.start()
+        op.waitUntilFinished()
+        #expect(sameThread.withLockedValue { $0 } == false)
+    }
+
+    @Test func waitsReturnOnlyAfterTheCompletionBlockReturned() {
+        let done = LockedBox(false)
+        let op = BlockOp {}
+        op.completionBlock = {
+            blockThread(milliseconds: 30)
+            done.withLockedValue { $0 = true }
+        }
+        let queue = OpQueue()
+        queue.addOperations([op], waitUntilFinished: true)
+        #expect(done.withLockedValue { $0 })
+        #expect(queue.operationCount == 0)
+    }
+
+    @Test func queueWaitCoversCompletionBlocks() {
+        let count = LockedBox(0)
+        let queue = OpQueue()
+        for _ in 0..<20 {
+            let op = BlockOp {}
+            op.completionBlock = {
+                blockThread(milliseconds: 2)
+                count.withLockedValue { $0 += 1 }
+            }
+            queue.addOperation(op)
+        }
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(count.withLockedValue { $0 } == 20)
+    }
+}

@@ -1,0 +1,136 @@
+import Testing
+import Dispatch
+@testable import Operations
+
+/// Every programmer error traps with a message that names the operation or queue and says what
+/// to do instead. Each test runs the misuse in a child process and reads its standard error.
+@Suite struct MisuseTests {
+    @Test func startingAnOperationThatIsInAQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.isSuspended = true
+            let op = BlockOp {}
+            op.name = "in-queue"
+            queue.addOperation(op)
+            op.start()
+        }
+        expectStandardError(of: result, toContain: ["\"in-queue\"", "in an OpQueue", "Remove the start() call"])
+    }
+
+    @Test func startingAnExecutingOperationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let op = RecordingOp(name: "reentrant") { op in op.start() }
+            op.start()
+        }
+        expectStandardError(of: result, toContain: ["\"reentrant\"", "while it is executing"])
+    }
+
+    @Test func startingAnOperationThatIsNotReadyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let a = BlockOp {}
+            let b = BlockOp {}
+            b.name = "needs-a"
+            b.addDependency(a)
+            b.start()
+        }
+        expectStandardError(of: result, toContain: ["\"needs-a\"", "not ready", "Check isReady"])
+    }
+
+    @Test func addingAnOperationToASecondQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let first = OpQueue()
+            first.isSuspended = true
+            let second = OpQueue()
+            let op = BlockOp {}
+            op.name = "twice"
+            first.addOperation(op)
+            second.addOperation(op)
+        }
+        expectStandardError(of: result, toContain: ["\"twice\"", "already in a queue"])
+    }
+
+    @Test func addingAnOperationToTheSameQueueTwiceTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.isSuspended = true
+            let op = BlockOp {}
+            op.name = "same"
+            queue.addOperations([op, op], waitUntilFinished: false)
+        }
+        expectStandardError(of: result, toContain: ["\"same\"", "already in a queue"])
+    }
+
+    @Test func addingAnExecutingOperationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let op = RecordingOp(name: "busy") { op in OpQueue().addOperation(op) }
+            op.start()
+        }
+        expectStandardError(of: result, toContain: ["\"busy\"", "while it is executing"])
+    }
+
+    @Test func addingAFinishedOperationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let op = BlockOp {}
+            op.name = "done"
+            op.start()
+            OpQueue().addOperation(op)
+        }
+        expectStandardError(of: result, toContain: ["\"done\"", "after it finished"])
+    }
+
+    @Test func negativeMaxConcurrentOperationCountTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.name = "workers"
+            queue.maxConcurrentOperationCount = -5
+        }
+        expectStandardError(of: result, toContain: ["\"workers\"", "-5", "positive count"])
+    }
+
+    @Test func dependingOnItselfTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let op = BlockOp {}
+            op.name = "selfish"
+            op.addDependency(op)
+        }
+        expectStandardError(of: result, toContain: ["\"selfish\"", "cannot depend on itself"])
+    }
+
+    @Test func changingTheUnderlyingQueueOfABusyQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.name = "busy-queue"
+            queue.isSuspended = true
+            queue.addOperation {}
+            queue.underlyingQueue = DispatchQueue(label: "other")
+        }
+        expectStandardError(of: result, toContain: ["\"busy-queue\"", "underlyingQueue", "1 operation"])
+    }
+
+    @Test func changingTheMainQueuesUnderlyingQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            OpQueue.main.underlyingQueue = DispatchQueue(label: "other")
+        }
+        expectStandardError(of: result, toContain: ["OpQueue.main", "cannot be changed"])
+    }
+
+    @Test func observingAnUnsupportedQueuePropertyTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            _ = queue.observe(\.qualityOfService) { _, _ in }
+        }
+        expectStandardError(of: result, toContain: ["not observable", "operationCount"])
+    }
+}
+
+/// Checks that a trapped child process printed every one of `fragments` on standard error.
+func expectStandardError(
+    of result: ExitTest.Result?,
+    toContain fragments: [String],
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    for fragment in fragments {
+        #expect(text.contains(fragment), "standard error lacks \"\(fragment)\": \(text)", sourceLocation: sourceLocation)
+    }
+}
