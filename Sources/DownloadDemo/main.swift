@@ -1,49 +1,163 @@
-import Operations
+// download-demo: the scenario of Apple's concurrency guide, with swift-operations.
+//
+// Download a manifest first, then download the files it lists, four at a time, and process each
+// file as soon as it has arrived, all with operations:
+//
+//   ManifestDownload (AsyncOp) ──▶ 40 × FileDownload (Op) ──▶ 40 × InvocationOp(Processor.process)
+//      download queue, width 4      download queue, width 4      processing queue, default width
+//                                                                          │
+//                                                  summary (BlockOp) ◀─────┘ depends on all 40
+//
+// Nothing touches the network: the "server" is a temporary directory, and a download is a file
+// read slowed down to a few milliseconds per 4 KB.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Dispatch
+import Operations
 
-let queue = OpQueue()
-queue.maxConcurrentOperationCount = 3
-let start = DispatchTime.now()
-var ops: [Op] = []
-for i in 0..<30 {
-    ops.append(BlockOp { usleepMs(30); _ = i })
+/// Files larger than this are not downloaded.
+let sizeLimit = 40 * 1024
+
+Console.log("swift-operations download demo")
+let files: DemoFiles
+do {
+    files = try DemoFiles.create()
+} catch {
+    Console.log("could not create the demo files: \(error)")
+    exit(1)
 }
-queue.addOperations(ops, waitUntilFinished: true)
-print("30 x 30ms on width 3:", Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6, "ms")
+Console.log("server: \(files.names.count) files and a manifest in \(files.directory)")
 
-// chain
-let n = 10_000
-var chain: [Op] = []
-for i in 0..<n {
-    let op = BlockOp {}
-    if i > 0 { op.addDependency(chain[i-1]) }
-    chain.append(op)
+// MARK: Queues
+
+let downloadQueue = OpQueue()
+downloadQueue.name = "downloads"
+downloadQueue.maxConcurrentOperationCount = 4
+
+let processingQueue = OpQueue()
+processingQueue.name = "processing"  // default width: as many as are ready
+
+// MARK: Operations
+
+let tracker = DownloadTracker()
+let downloads = files.names.map { FileDownload(fileName: $0, from: files, tracker: tracker) }
+for download in downloads {
+    // Runs on a worker thread once the download has finished, whether it ran or was cancelled.
+    // (The queue clears the completion block when it runs, so capturing `download` is no cycle.)
+    download.completionBlock = { Console.log(download.outcome) }
 }
-let q2 = OpQueue()
-let t0 = DispatchTime.now()
-q2.addOperations(chain, waitUntilFinished: false)
-q2.waitUntilAllOperationsAreFinished()
-print("chain 10k:", Double(DispatchTime.now().uptimeNanoseconds - t0.uptimeNanoseconds) / 1e6, "ms")
 
-let q3 = OpQueue()
-let t1 = DispatchTime.now()
-for _ in 0..<100_000 { q3.addOperation {} }
-q3.waitUntilAllOperationsAreFinished()
-print("100k independent:", Double(DispatchTime.now().uptimeNanoseconds - t1.uptimeNanoseconds) / 1e6, "ms")
-
-let b = BlockOp()
-for _ in 0..<8 { b.addExecutionBlock { usleepMs(50) } }
-let t2 = DispatchTime.now()
-b.start()
-print("blockop 8x50:", Double(DispatchTime.now().uptimeNanoseconds - t2.uptimeNanoseconds) / 1e6, "ms")
-
-let q4 = OpQueue()
-let t3 = DispatchTime.now()
-for _ in 0..<200 { q4.addOperation { usleepMs(20) } }
-q4.waitUntilAllOperationsAreFinished()
-print("200x20ms:", Double(DispatchTime.now().uptimeNanoseconds - t3.uptimeNanoseconds) / 1e6, "ms")
-
-func usleepMs(_ ms: Int) {
-    let sem = DispatchSemaphore(value: 0)
-    _ = sem.wait(timeout: .now() + .milliseconds(ms))
+// The manifest's callback plans the downloads before the manifest op finishes: every download
+// depends on it, so none has started yet, and new priorities and cancellations take effect first.
+let manifestDownload = ManifestDownload(path: files.manifestPath, latency: .milliseconds(40)) { manifest in
+    // The downloads become ready one by one, in catalog order, when the manifest op finishes.
+    // Hold the queue meanwhile, so that it cannot start an early, ordinary download before the
+    // urgent ones later in the list are ready too; the manifest's completion block resumes it.
+    downloadQueue.isSuspended = true
+    for download in downloads {
+        guard let entry = manifest.entry(named: download.fileName) else { continue }
+        if entry.size > sizeLimit {
+            Console.log("plan: cancel \(download.fileName), \(Format.kilobytes(entry.size)) is over the \(Format.kilobytes(sizeLimit)) limit")
+            download.cancel(because: "\(Format.kilobytes(entry.size)) is over the \(Format.kilobytes(sizeLimit)) limit")
+        } else if entry.priority != .normal {
+            download.queuePriority = entry.priority
+        }
+    }
+    let urgent = downloads.filter { $0.queuePriority > .normal }.map(\.fileName)
+    Console.log("plan: priorities from the manifest; first: \(urgent.joined(separator: ", ")); appendices .low")
 }
+manifestDownload.completionBlock = {
+    Console.log("manifest: completion block; resuming the download queue")
+    downloadQueue.isSuspended = false
+}
+for download in downloads {
+    download.addDependency(manifestDownload)
+}
+
+let processor = Processor()
+let processing = downloads.map { download in
+    // An InvocationOp calls a method of an existing object, like NSInvocationOperation.
+    let operation = InvocationOp(target: processor, invoking: Processor.process, with: download)
+    operation.name = "process \(download.fileName)"
+    operation.addDependency(download)  // across queues
+    return operation
+}
+
+let summary = BlockOp {
+    let report = Summary(processing: processing, tracker: tracker, processor: processor, downloadLimit: 4)
+    Console.write(report.lines.joined(separator: "\n"))
+}
+summary.name = "summary"
+for operation in processing {
+    summary.addDependency(operation)
+}
+
+// MARK: Observation
+
+let manifestObservation = manifestDownload.observe(\.isFinished, options: [.new]) { operation, change in
+    Console.log("observer: \(operation.name ?? "?") op isFinished → \(change.newValue!)")
+}
+
+// Every processing op and the summary op add one unit to the queue's progress when they finish.
+processingQueue.progress.totalUnitCount = Int64(processing.count + 1)
+let progressReporter = ProgressReporter(label: "processing queue")
+let progressObservation = processingQueue.observe(\.operationCount) { queue, _ in
+    progressReporter.update(queue.progress)
+}
+
+// MARK: Run
+
+downloadQueue.addOperation(manifestDownload)
+downloadQueue.addOperations(downloads, waitUntilFinished: false)
+downloadQueue.addBarrierBlock {
+    Console.log("barrier: every download has finished or was cancelled; peak \(tracker.peak) at once")
+}
+processingQueue.addOperations(processing + [summary], waitUntilFinished: false)
+Console.log("queued: 1 manifest + \(downloads.count) downloads (width 4), \(processing.count) processing ops + summary")
+
+// The user cancels the biggest ordinary download while it runs: the op sees `isCancelled`
+// between chunks and stops early; its processing op still runs and sees the cancellation.
+manifestDownload.waitUntilFinished()
+guard let manifest = manifestDownload.manifest else {
+    Console.log("the manifest could not be loaded: \(manifestDownload.error.map { "\($0)" } ?? "cancelled")")
+    processingQueue.waitUntilAllOperationsAreFinished()
+    _ = try? files.remove()
+    exit(1)
+}
+let victim = downloads
+    .filter { !$0.isCancelled && $0.queuePriority == .normal }
+    .max { (manifest.entry(named: $0.fileName)?.size ?? 0) < (manifest.entry(named: $1.fileName)?.size ?? 0) }!
+let victimStarted = DispatchSemaphore(value: 0)
+let victimObservation = victim.observe(\.isExecuting, options: [.initial, .new]) { _, change in
+    if change.newValue == true { victimStarted.signal() }
+}
+if victim.isFinished || victimStarted.wait(timeout: .now() + .seconds(5)) == .timedOut {
+    Console.log("user: \(victim.fileName) finished before it could be cancelled")
+} else {
+    usleep(15_000)
+    Console.log("user: cancel \(victim.fileName) while it is downloading")
+    victim.cancel(because: "cancelled by the user")
+}
+victimObservation.invalidate()
+
+processingQueue.waitUntilAllOperationsAreFinished()
+downloadQueue.waitUntilAllOperationsAreFinished()
+manifestObservation.invalidate()
+progressObservation.invalidate()
+
+do {
+    let removed = try files.remove()
+    Console.log("cleanup: removed \(removed) files and \(files.directory)")
+} catch {
+    Console.log("cleanup failed: \(error)")
+    exit(1)
+}
+// The same checks as the summary's: nothing failed, and never more than 4 downloads at once.
+let succeeded = Summary(processing: processing, tracker: tracker, processor: processor, downloadLimit: 4).isSuccessful
+exit(succeeded ? 0 : 1)

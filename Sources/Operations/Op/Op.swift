@@ -374,8 +374,22 @@ extension Op {
         // A drainer that will ask its queue for the next operation right after this need not
         // have another drainer requested for the dependents that become ready here.
         OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
-            for dependent in finish.dependents {
+            switch finish.dependents.count {
+            case 0:
+                break
+            case 1:
+                let dependent = finish.dependents[0]
                 dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
+            default:
+                // Dependents that become ready together are pushed on their queues together, so
+                // that a queue starts the highest priority among them first.
+                var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+                for dependent in finish.dependents {
+                    if case .schedule(let queue, let schedule) = dependent.transition({ $0.dependencyFinished() }) {
+                        ready.append((dependent, queue, schedule))
+                    }
+                }
+                OpQueue.scheduleTogether(ready)
             }
         }
         if releasesSlot, let queue = finish.queue {

@@ -41,6 +41,9 @@ struct OpStateMachine {
         case finishWhenNotExecuting
         /// `finish()` was called twice.
         case finishTwice
+        /// `finish()` was called on an operation that finished without executing (it was cancelled
+        /// before it started, so `execute()` never ran).
+        case finishWithoutExecuting
     }
 
     /// Where the queue should put the operation once it is ready.
@@ -64,6 +67,8 @@ struct OpStateMachine {
     /// Whether a ready-list entry with the current ticket is in the queue.
     private(set) var isScheduled = false
     private(set) var ticket: UInt32 = 0
+    /// Whether the body ever started (false for an operation cancelled before it started).
+    private(set) var hasExecuted = false
     private var waiters: [@Sendable () -> Void] = []
 
     init() {}
@@ -279,6 +284,7 @@ struct OpStateMachine {
             return .finishWithoutRunning(finish())
         }
         lifecycle = .executing
+        hasExecuted = true
         return .run
     }
 
@@ -317,7 +323,7 @@ struct OpStateMachine {
         case .pending:
             return .failure(MisuseError(misuse: .finishWhenNotExecuting))
         case .finishing, .finished:
-            return .failure(MisuseError(misuse: .finishTwice))
+            return .failure(MisuseError(misuse: hasExecuted ? .finishTwice : .finishWithoutExecuting))
         }
     }
 

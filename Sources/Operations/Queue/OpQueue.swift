@@ -269,6 +269,26 @@ extension OpQueue {
         if request { startDrainer() }
     }
 
+    /// Puts several members that became ready at the same moment on their queues' ready lists,
+    /// one lock acquisition per queue, so that each queue sees them all before it picks one.
+    static func scheduleTogether(_ ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)]) {
+        var remaining = ready[...]
+        while let first = remaining.first {
+            let queue = first.queue
+            let callerWillPoll = OpQueue.pollingQueue.value === queue
+            let request = queue.lock.withLock {
+                var request = false
+                for item in remaining where item.queue === queue {
+                    let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
+                    request = queue.machine.push(entry, priority: item.schedule.priority, callerWillPoll: callerWillPoll) || request
+                }
+                return request
+            }
+            if request { queue.startDrainer() }
+            remaining = remaining.filter { $0.queue !== queue }[...]
+        }
+    }
+
     /// An operation gave its slot back outside a drainer.
     final func releaseSlot(of operation: Op) {
         let request = lock.withLock { machine.releaseSlot() }

@@ -1,3 +1,4 @@
+import Testing
 import Dispatch
 import Synchronization
 @testable import Operations
@@ -79,4 +80,10 @@ final class RecordingOp: Op, @unchecked Sendable {
     }
 
     override func main() { body(self) }
+}
+
+/// `#expect` for conditions that call mutating methods (a state machine's events), which the
+/// macro cannot capture: the condition is evaluated before the call.
+func check(_ condition: Bool, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(condition, comment, sourceLocation: sourceLocation)
 }

@@ -1,0 +1,69 @@
+/// One line of the comparison table.
+struct Row {
+    enum Unit {
+        /// Report time per operation (the workload runs `count` operations).
+        case perOperation(Int)
+        /// Report the total time.
+        case total
+    }
+
+    var name: String
+    var unit: Unit
+    var ours: Double
+    var foundation: Double? = nil
+    var dispatch: Double? = nil
+    var taskGroup: Double? = nil
+}
+
+/// The comparison table, printed as Markdown.
+struct Report {
+    private var rows: [Row] = []
+
+    mutating func add(_ row: Row) {
+        rows.append(row)
+        Swift.print("measured \(row.name)")
+    }
+
+    func print() {
+        Swift.print("")
+        Swift.print("| workload | ours | Foundation | ours/Foundation | Dispatch | ours/Dispatch | TaskGroup |")
+        Swift.print("|---|---:|---:|---:|---:|---:|---:|")
+        for row in rows {
+            let cells = [
+                row.name,
+                format(row.ours, row.unit),
+                row.foundation.map { format($0, row.unit) } ?? "–",
+                row.foundation.map { ratio(row.ours, $0) } ?? "–",
+                row.dispatch.map { format($0, row.unit) } ?? "–",
+                row.dispatch.map { ratio(row.ours, $0) } ?? "–",
+                row.taskGroup.map { format($0, row.unit) } ?? "–",
+            ]
+            Swift.print("| " + cells.joined(separator: " | ") + " |")
+        }
+    }
+
+    private func format(_ seconds: Double, _ unit: Row.Unit) -> String {
+        switch unit {
+        case .perOperation(let count):
+            return fixed(seconds / Double(count) * 1e6, digits: 2) + " µs/op"
+        case .total:
+            return seconds >= 1 ? fixed(seconds, digits: 2) + " s" : fixed(seconds * 1e3, digits: 1) + " ms"
+        }
+    }
+
+    private func ratio(_ ours: Double, _ peer: Double) -> String {
+        fixed(ours / peer, digits: ours / peer < 0.01 ? 4 : 2)
+    }
+
+    private func fixed(_ value: Double, digits: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let rounded = (value * scale).rounded() / scale
+        var text = "\(rounded)"
+        if let dot = text.firstIndex(of: ".") {
+            let decimals = text.distance(from: dot, to: text.endIndex) - 1
+            if decimals < digits { text += String(repeating: "0", count: digits - decimals) }
+        }
+        return text
+    }
+}
