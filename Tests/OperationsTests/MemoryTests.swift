@@ -69,3 +69,54 @@ import Dispatch
         #expect(eventually { weakQueue.object == nil })
     }
 }
+
+@Suite struct LongChainReleaseTests {
+    private final class WeakBox: @unchecked Sendable {
+        // @unchecked Sendable: used from the test's thread only.
+        weak var object: Op?
+    }
+
+    @Test func releasingAVeryLongChainDoesNotOverflowTheStack() {
+        // Each operation keeps its dependency alive; dropping the last one of a 300,000-long chain
+        // must not release the chain recursively.
+        let first = WeakBox()
+        var last: Op? = nil
+        for _ in 0..<300_000 {
+            let op = BlockOp {}
+            if let last { op.addDependency(last) } else { first.object = op }
+            last = op
+        }
+        #expect(first.object != nil)
+        last = nil
+        #expect(first.object == nil)
+    }
+
+    @Test func abandonedOperationsAreReleasedEvenIfTheyNeverRan() {
+        // A dependency holds its dependents weakly, so a graph that is dropped without running is
+        // released, dependents and dependencies alike.
+        let dependency = WeakBox()
+        let dependent = WeakBox()
+        do {
+            let a = BlockOp {}
+            let b = BlockOp {}
+            b.addDependency(a)
+            dependency.object = a
+            dependent.object = b
+        }
+        #expect(dependency.object == nil)
+        #expect(dependent.object == nil)
+    }
+
+    @Test func aDependentReleasedBeforeItsDependencyFinishesIsSkipped() {
+        let a = BlockOp {}
+        let released = WeakBox()
+        do {
+            let b = BlockOp {}
+            b.addDependency(a)
+            released.object = b
+        }
+        #expect(released.object == nil)
+        a.start()
+        #expect(a.isFinished)
+    }
+}

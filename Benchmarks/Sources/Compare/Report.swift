@@ -1,3 +1,5 @@
+import Foundation
+
 /// One line of the comparison table.
 struct Row {
     enum Unit {
@@ -22,6 +24,7 @@ struct Report {
     mutating func add(_ row: Row) {
         rows.append(row)
         Swift.print("measured \(row.name)")
+        fflush(nil)
     }
 
     func print() {

@@ -65,6 +65,18 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         isAsynchronousStorage = asynchronous
     }
 
+    deinit {
+        // An operation keeps its dependencies alive. Releasing the last operation of a long chain
+        // would release the whole chain recursively and overflow the stack, so the dependencies of
+        // operations that die with this one are taken apart here, iteratively.
+        var dying = machine.takeDependencies()
+        while var operation = dying.popLast() {
+            if isKnownUniquelyReferenced(&operation) {
+                dying.append(contentsOf: operation.withState { $0.takeDependencies() })
+            }
+        }
+    }
+
     // MARK: Work
 
     /// Performs the operation's synchronous work. Override it in a subclass; do not call `super`.

@@ -59,7 +59,9 @@ struct OpStateMachine {
     private(set) var unfinishedDependencyCount = 0
     private(set) var dependencies: [Op] = []
     /// Operations that counted this one as an unfinished dependency; emptied when it finishes.
-    private(set) var dependents: [Op] = []
+    /// Held weakly, like Foundation's: a dependent that nobody keeps (not in a queue, no reference)
+    /// is released even though this operation has not finished.
+    private(set) var dependents: [WeakOp] = []
     private(set) var priority: Op.QueuePriority = .normal
     private(set) var completionBlock: (@Sendable () -> Void)?
     /// The queue the operation was added to; kept until it leaves the queue.
@@ -142,7 +144,7 @@ struct OpStateMachine {
     mutating func addDependent(_ dependent: Op) -> Bool {
         switch lifecycle {
         case .pending, .executing:
-            dependents.append(dependent)
+            dependents.append(WeakOp(dependent))
             return true
         case .finishing, .finished:
             return false
@@ -152,7 +154,7 @@ struct OpStateMachine {
     /// Forgets `dependent` (called on the dependency's side of `removeDependency`).
     /// Returns whether it was still waiting for this operation.
     mutating func removeDependent(_ dependent: Op) -> Bool {
-        guard let index = dependents.firstIndex(where: { $0 === dependent }) else { return false }
+        guard let index = dependents.firstIndex(where: { $0.operation === dependent }) else { return false }
         dependents.remove(at: index)
         return true
     }
@@ -310,7 +312,8 @@ struct OpStateMachine {
     /// Ends execution (synchronous ops when `main()` returns; asynchronous ones on `finish()`).
     mutating func finish() -> FinishAction {
         lifecycle = .finishing
-        let action = FinishAction(dependents: dependents, queue: queue, hasCompletionBlock: completionBlock != nil)
+        let action = FinishAction(dependents: dependents.compactMap(\.operation), queue: queue,
+                                  hasCompletionBlock: completionBlock != nil)
         dependents = []
         return action
     }
@@ -347,6 +350,13 @@ struct OpStateMachine {
         waiters = []
         queue = nil
         return result
+    }
+
+    /// Empties the dependency list, returning its operations: used when the operation is
+    /// deallocated, to release long chains without deep recursion.
+    mutating func takeDependencies() -> [Op] {
+        defer { dependencies = [] }
+        return dependencies
     }
 
     // MARK: Properties
