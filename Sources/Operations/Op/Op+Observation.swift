@@ -2,6 +2,18 @@
 ///
 /// ``Op`` and ``OpQueue`` conform; Linux has no Key-Value Observing, so the library provides
 /// the observation itself.
+///
+/// ## Delivery
+///
+/// - A handler is called synchronously on the thread that made the change, after the change, with
+///   no lock of the library held (a handler may read or change the object freely).
+/// - Every change is delivered once, in the order the changes happened.
+/// - In the usual case the handler has run before the call that made the change returns: after
+///   `a.start()` returns, an observer of a dependent's `isReady` has seen `true`.
+/// - Exceptions keep that order and avoid deadlocks: when another thread is already delivering
+///   changes of the same object, that thread delivers the new change too, right after the earlier
+///   ones, and the call that made it may return first; a change made from inside a handler is
+///   delivered after that handler returns.
 public protocol KeyPathObservable: AnyObject {}
 
 extension Op: KeyPathObservable {}
@@ -19,12 +31,8 @@ extension KeyPathObservable where Self: Op {
     /// }
     /// ```
     ///
-    /// The handler is called synchronously on the thread that made the change, after the change
-    /// and outside every lock of the library, before the call that made the change returns; every
-    /// change is delivered once, in the order the changes happened. When two threads change the
-    /// same operation at once, the thread already delivering delivers the later change too, right
-    /// after the earlier one. A change made from inside a handler is delivered after that handler
-    /// returns.
+    /// Delivery follows the rules described in ``KeyPathObservable``: synchronously on the thread
+    /// that made the change, outside every lock, each change once and in order.
     ///
     /// - Parameters:
     ///   - keyPath: The property to observe.

@@ -8,8 +8,9 @@ import Synchronization
 /// ``InvocationOp`` to call a method of an existing object, or ``AsyncOp`` for work that
 /// finishes later (a callback, another thread, `async` code).
 ///
-/// An operation is one-shot: it is started once, by its queue (``OpQueue/addOperation(_:)``)
-/// or by calling ``start()`` yourself, and then it is finished for good.
+/// An operation is one-shot: it is started once, by its queue
+/// (``OpQueue/addOperation(_:)-(Op)``) or by calling ``start()`` yourself, and then it is
+/// finished for good.
 ///
 /// ```swift
 /// final class Resize: Op, @unchecked Sendable {
@@ -195,9 +196,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
 
     /// The importance of the work, as a Dispatch quality-of-service class.
     ///
-    /// The default is `.default`. Set it before the operation starts: it is used when the
-    /// operation is handed to a Dispatch queue (``OpQueue/underlyingQueue``) and as the priority
-    /// of the tasks of asynchronous bodies.
+    /// The default is `.default`. The value is kept and reported for code ported from
+    /// Foundation; the library's worker pool runs all work alike (see
+    /// ``OpQueue/qualityOfService`` for the queue's setting).
     public final var qualityOfService: DispatchQoS.QoSClass {
         get { withState { _ in storedQualityOfService } }
         set { withState { _ in storedQualityOfService = newValue } }
@@ -213,9 +214,10 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
 
     /// A closure run once, after the operation finishes (whether it ran or was cancelled).
     ///
-    /// It runs on a worker thread, not on the thread that ran the operation, and is set back to
-    /// `nil` when it starts. ``waitUntilFinished()`` and the queue's waits return only after it
-    /// has returned.
+    /// It runs asynchronously, as a job of its own on a worker thread, never inline on the thread
+    /// that finished the operation; it is set back to `nil` when it starts. Dependents may start
+    /// before it runs. ``waitUntilFinished()`` and the queue's waits return only after it has
+    /// returned.
     public final var completionBlock: (@Sendable () -> Void)? {
         get { withState { $0.completionBlock } }
         set {

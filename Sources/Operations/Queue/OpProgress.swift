@@ -4,7 +4,8 @@ import Synchronization
 /// Foundation's `OperationQueue.progress` returns.
 ///
 /// A queue does not report progress until you set ``totalUnitCount``. From then on, every
-/// operation of the queue that finishes adds one to ``completedUnitCount``. Avoid backward
+/// operation that leaves the queue (it finished and its completion block returned; barrier blocks
+/// count too) adds one to ``completedUnitCount``. Avoid backward
 /// progress: when you add more operations, raise ``totalUnitCount`` accordingly.
 public final class OpProgress: Sendable, CustomStringConvertible {
     private let state = LockedBox(State())

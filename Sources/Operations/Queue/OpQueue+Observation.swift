@@ -13,8 +13,8 @@ extension KeyPathObservable where Self: OpQueue {
     /// }
     /// ```
     ///
-    /// Delivery follows the same rules as for operations (see ``KeyPathObservable``): synchronous,
-    /// after the change, outside every lock, each change once and in order.
+    /// Delivery follows the rules described in ``KeyPathObservable``: synchronously on the thread
+    /// that made the change, outside every lock, each change once and in order.
     ///
     /// - Parameters:
     ///   - keyPath: The property to observe.

@@ -38,7 +38,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     private let isMainQueue: Bool
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
-    /// finishes adds one to ``OpProgress/completedUnitCount``.
+    /// leaves the queue (finished, its completion block returned; barriers included) adds one to
+    /// ``OpProgress/completedUnitCount``.
     public let progress = OpProgress()
 
     /// Creates a queue with the default width, not suspended.
@@ -54,12 +55,14 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         _ = machine.setMaxConcurrentOperationCount(1)
     }
 
-    /// The queue that runs its operations one at a time on the main thread, through
-    /// `DispatchQueue.main`, interleaved with the main thread's other work.
+    /// The queue that runs its operations one at a time on `DispatchQueue.main`, interleaved
+    /// with the main queue's other work.
     ///
-    /// Its width is 1 and its ``underlyingQueue`` is `DispatchQueue.main`. The main thread must be
-    /// serving the main Dispatch queue (an app's run loop, `dispatchMain()`, or Swift's main
-    /// actor in an `async` entry point) for the operations to run.
+    /// Its width is 1 and its ``underlyingQueue`` is `DispatchQueue.main`. Something must serve the
+    /// main Dispatch queue for the operations to run: an app's run loop, `dispatchMain()`, or
+    /// Swift's main actor in an `async` entry point. On Apple platforms that is the main thread;
+    /// on Linux, once the main thread has called `dispatchMain()` (as an `async` entry point does),
+    /// Dispatch serves the main queue from another thread.
     public static let main = OpQueue(mainQueue: ())
 
     /// The queue that started the operation the calling thread is running, or `nil` when the
@@ -194,7 +197,11 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         "OpQueue \(ObjectIdentifier(self).debugDescription.dropFirst("ObjectIdentifier(".count).dropLast())"
     }
 
-    /// The default quality of service of the operations the queue runs.
+    /// The quality of service of the queue's work.
+    ///
+    /// It is the Dispatch QoS with which the queue submits work to its ``underlyingQueue``; the
+    /// library's own worker pool runs all work alike. The default is `.default`
+    /// (`.userInteractive` for ``main``).
     public var qualityOfService: DispatchQoS.QoSClass {
         get { lock.withLock { storedQualityOfService } }
         set { lock.withLock { storedQualityOfService = newValue } }
@@ -228,8 +235,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// Cancels every operation in the queue, waiting and executing alike (``Op/cancel()``).
     ///
-    /// Waiting operations become ready and leave the queue as soon as it starts them (at once,
-    /// unless the queue is suspended); executing ones should notice and return early.
+    /// Waiting operations become ready (cancellation overrides dependencies) and finish without
+    /// running as soon as the queue starts them: when it has a free slot, is not suspended, and
+    /// no earlier barrier is pending. Executing ones should notice and return early. Pending
+    /// barriers are cancelled too, so their blocks do not run.
     open func cancelAllOperations() {
         for operation in operations {
             operation.cancel()
@@ -314,8 +323,8 @@ extension OpQueue {
 
     /// Starts a drainer on the underlying Dispatch queue or the worker pool.
     final func startDrainer() {
-        if let underlying = lock.withLock({ storedUnderlyingQueue }) {
-            underlying.async { self.drain() }
+        if let (underlying, qos) = lock.withLock({ storedUnderlyingQueue.map { ($0, storedQualityOfService) } }) {
+            underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain() }
         } else {
             WorkerPool.shared.submit { self.drain() }
         }
