@@ -44,7 +44,7 @@ final class ManifestDownload: AsyncOp, @unchecked Sendable {
     }
 
     /// Why the manifest could not be loaded, if it could not.
-    var error: ManifestError? {
+    var failure: ManifestError? {
         outcome.withLock { outcome in
             guard case .failure(let error)? = outcome else { return nil }
             return error

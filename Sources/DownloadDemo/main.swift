@@ -125,7 +125,7 @@ Console.log("queued: 1 manifest + \(downloads.count) downloads (width 4), \(proc
 // between chunks and stops early; its processing op still runs and sees the cancellation.
 manifestDownload.waitUntilFinished()
 guard let manifest = manifestDownload.manifest else {
-    Console.log("the manifest could not be loaded: \(manifestDownload.error.map { "\($0)" } ?? "cancelled")")
+    Console.log("the manifest could not be loaded: \(manifestDownload.failure.map { "\($0)" } ?? "cancelled")")
     processingQueue.waitUntilAllOperationsAreFinished()
     _ = try? files.remove()
     exit(1)

@@ -35,8 +35,11 @@ extension Op {
             }
             return result
         }
-        if case .added = result {
+        if case .added(let counted) = result {
             deliverChanges()
+            if counted {
+                DependencyCycles.checkNewEdge(dependent: self, dependency: operation)
+            }
         }
     }
 
@@ -48,6 +51,9 @@ extension Op {
         let action: OpStateMachine.ReadinessAction? = withBothLocked(operation) {
             guard machine.dependencies.contains(where: { $0 === operation }) else { return nil }
             let wasCounted = operation.machine.removeDependent(self)
+            if wasCounted {
+                DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: operation.serial)
+            }
             return transitionLocked { machine in
                 let old = machine.dependencies
                 let (_, action) = machine.removeDependency(operation, wasCounted: wasCounted)

@@ -23,7 +23,7 @@ extension KeyPathObservable where Self: Op {
     ///
     /// Observable properties are those Foundation documents as KVO-compliant: ``Op/isCancelled``,
     /// ``Op/isAsynchronous``, ``Op/isExecuting``, ``Op/isFinished``, ``Op/isReady``,
-    /// ``Op/dependencies``, ``Op/queuePriority`` and ``Op/completionBlock``.
+    /// ``Op/dependencies``, ``Op/queuePriority`` and ``Op/completionBlock``; and ``Op/error``.
     ///
     /// ```swift
     /// let token = op.observe(\.isFinished, options: [.old, .new]) { op, change in
@@ -54,9 +54,10 @@ extension KeyPathObservable where Self: Op {
             (\Self.dependencies, .dependencies),
             (\Self.queuePriority, .queuePriority),
             (\Self.completionBlock, .completionBlock),
+            (\Self.error, .error),
         ]
         guard let property = table.first(where: { $0.0 == erased })?.1 else {
-            misuse("\(keyPath) is not observable on \(self). Observable properties: isCancelled, isAsynchronous, isExecuting, isFinished, isReady, dependencies, queuePriority, completionBlock.")
+            misuse("\(keyPath) is not observable on \(self). Observable properties: isCancelled, isAsynchronous, isExecuting, isFinished, isReady, dependencies, queuePriority, completionBlock, error.")
         }
         let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
             changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))

@@ -41,6 +41,10 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     private final var registry: ObserverRegistry?
     final let flags = Atomic<UInt8>(Flags.ready)
     final let isAsynchronousStorage: Bool
+    /// The order of creation, used to make cycle detection on new dependencies cheap.
+    final let serial: UInt64 = Op.serialCounter.add(1, ordering: .relaxed).newValue
+    /// Relaxed: serial numbers only need to be unique.
+    private static let serialCounter = Atomic<UInt64>(0)
 
     /// The operation's position in its queue's member list (queue lock).
     final var queueSlot = -1
@@ -70,6 +74,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         // An operation keeps its dependencies alive. Releasing the last operation of a long chain
         // would release the whole chain recursively and overflow the stack, so the dependencies of
         // operations that die with this one are taken apart here, iteratively.
+        for dependentSerial in machine.waitingDependentSerials {
+            DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
+        }
         var dying = machine.takeDependencies()
         while var operation = dying.popLast() {
             if isKnownUniquelyReferenced(&operation) {
@@ -181,6 +188,14 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         flags.load(ordering: .acquiring) & Flags.ready != 0
     }
 
+    /// Why the operation failed, or `nil`.
+    ///
+    /// An operation on a dependency cycle is ended with a ``DependencyCycleError`` here (it is
+    /// also cancelled, so its body does not run). Observable with ``observe(_:options:changeHandler:)``.
+    public final var error: (any Error)? {
+        withState { $0.error }
+    }
+
     /// Whether the operation runs asynchronously with respect to the thread that starts it:
     /// `true` for ``AsyncOp``, `false` otherwise.
     public final var isAsynchronous: Bool { isAsynchronousStorage }
@@ -250,9 +265,14 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Blocks the calling thread until the operation is finished and its completion block has
     /// returned.
     ///
-    /// - Important: Never wait for an operation from inside that operation, or from an operation
-    ///   of a width-1 queue on an operation queued behind it: neither can ever finish.
+    /// - Important: A wait that could never return traps with an explanation instead of freezing:
+    ///   waiting from inside the operation itself, from an operation of a width-1 queue on an
+    ///   operation waiting in the same queue, from an operation on an operation that depends on it,
+    ///   or from the main thread on an operation of ``OpQueue/main``.
     public final func waitUntilFinished() {
+        if withState({ $0.lifecycle == .finished }) { return }
+        WaitDeadlocks.checkWait(for: self)
+        DependencyCycles.checkBeforeWaiting(for: self)
         let semaphore = DispatchSemaphore(value: 0)
         let registered = withState { $0.addWaiter { semaphore.signal() } }
         if registered {
@@ -385,6 +405,9 @@ extension Op {
     /// learn that this operation finished, the queue gets its slot back (unless the draining
     /// worker does that itself), the completion block runs, and waiters are released.
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
+        for dependentSerial in finish.dependentSerials {
+            DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
+        }
         // A drainer that will ask its queue for the next operation right after this need not
         // have another drainer requested for the dependents that become ready here.
         OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {

@@ -8,4 +8,5 @@ enum OpProperty: Int, CaseIterable {
     case dependencies
     case queuePriority
     case completionBlock
+    case error
 }

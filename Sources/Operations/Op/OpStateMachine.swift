@@ -71,6 +71,8 @@ struct OpStateMachine {
     private(set) var ticket: UInt32 = 0
     /// Whether the body ever started (false for an operation cancelled before it started).
     private(set) var hasExecuted = false
+    /// Why the operation failed, if it did (a dependency cycle, or an error its body threw).
+    private(set) var error: (any Error)?
     private var waiters: [@Sendable () -> Void] = []
 
     init() {}
@@ -242,6 +244,35 @@ struct OpStateMachine {
         }
     }
 
+    // MARK: Failing
+
+    /// What ending the operation with an error asks the storage to do.
+    enum FailAction {
+        /// Nothing: the operation has started or finished already.
+        case none
+        /// The operation is cancelled and in a queue, which now finishes it without running it.
+        case readiness(ReadinessAction)
+        /// The operation was in no queue: it is finished now, without running.
+        case finish(FinishAction)
+    }
+
+    /// Ends a pending operation with `error` (it is on a dependency cycle): it is cancelled and
+    /// will not run. One that is in no queue is finished at once, since nothing else would start it.
+    mutating func fail(with error: any Error) -> FailAction {
+        guard lifecycle == .pending else { return .none }
+        self.error = error
+        isCancelled = true
+        if queue == nil {
+            return .finish(finish())
+        }
+        return .readiness(scheduleIfReady())
+    }
+
+    /// Records the error an executing body threw.
+    mutating func recordError(_ error: any Error) {
+        self.error = error
+    }
+
     // MARK: Starting
 
     /// What a start asks the storage to do.
@@ -297,6 +328,8 @@ struct OpStateMachine {
     struct FinishAction: Equatable {
         /// Operations waiting for this one; each gets `dependencyFinished()`.
         var dependents: [Op]
+        /// The serial numbers of every dependent that was waiting, including released ones.
+        var dependentSerials: [UInt64] = []
         /// The queue the operation runs in, if any.
         var queue: OpQueue?
         /// Whether a completion block is set; it is handed over by ``takeCompletionBlock()``.
@@ -312,7 +345,8 @@ struct OpStateMachine {
     /// Ends execution (synchronous ops when `main()` returns; asynchronous ones on `finish()`).
     mutating func finish() -> FinishAction {
         lifecycle = .finishing
-        let action = FinishAction(dependents: dependents.compactMap(\.operation), queue: queue,
+        let action = FinishAction(dependents: dependents.compactMap(\.operation),
+                                  dependentSerials: dependents.map(\.serial), queue: queue,
                                   hasCompletionBlock: completionBlock != nil)
         dependents = []
         return action
@@ -357,6 +391,12 @@ struct OpStateMachine {
     mutating func takeDependencies() -> [Op] {
         defer { dependencies = [] }
         return dependencies
+    }
+
+    /// The serial numbers of the dependents still waiting (for bookkeeping when the operation is
+    /// deallocated before finishing).
+    var waitingDependentSerials: [UInt64] {
+        dependents.map(\.serial)
     }
 
     // MARK: Properties

@@ -90,6 +90,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// finished and their completion blocks have returned.
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
         var drainerRequested = false
+        var stallCheck: UInt64?
         let changes: QueueChanges = lock.withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
@@ -105,8 +106,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
                     operation.trap(misuse)
                 }
             }
+            if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
+        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if drainerRequested { startDrainer() }
         if changes.recorded { registryDeliver() }
         if wait {
@@ -248,7 +251,11 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Blocks the calling thread until the queue is empty: every operation, barriers included,
     /// has finished and its completion block has returned. Other threads may keep adding
     /// operations meanwhile, which prolongs the wait.
+    ///
+    /// - Important: Waiting from one of the queue's own operations, or waiting on the main thread
+    ///   for ``main``, could never return; it traps with an explanation instead.
     open func waitUntilAllOperationsAreFinished() {
+        WaitDeadlocks.checkWaitForAll(in: self)
         let semaphore = DispatchSemaphore(value: 0)
         let registered = lock.withLock { machine.addWaiter { semaphore.signal() } }
         if registered {
@@ -306,12 +313,14 @@ extension OpQueue {
 
     /// A member is finished for good and leaves the queue.
     final func operationDidLeave(_ operation: Op) {
-        let (action, changes): (OpQueueStateMachine.Action, QueueChanges) = lock.withLock {
+        let (action, changes, stallCheck): (OpQueueStateMachine.Action, QueueChanges, UInt64?) = lock.withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
             let action = machine.removeMember(operation)
-            return (action, recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore))
+            let changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+            return (action, changes, machine.stallCheckIfNeeded())
         }
+        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         progress.operationFinished()
         if action.requestDrainer { startDrainer() }
         if changes.recorded { registryDeliver() }
@@ -319,6 +328,27 @@ extension OpQueue {
             waiter()
         }
         withExtendedLifetime(action.departed) {}
+    }
+
+    /// How long a queue must stay stalled before its waiting operations are searched for cycles.
+    static let stallCheckDelay: DispatchTimeInterval = .milliseconds(50)
+
+    /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, ends the
+    /// dependency cycles among its waiting operations (if any: it may just be waiting for
+    /// operations that run elsewhere).
+    final func scheduleStallCheck(generation: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + OpQueue.stallCheckDelay) {
+            switch self.lock.withLock({ self.machine.stallCheckFired(generation: generation) }) {
+            case .none:
+                return
+            case .later(let newGeneration):
+                self.scheduleStallCheck(generation: newGeneration)
+            case .scan(let members):
+                for cycle in DependencyCycles.cycles(from: members, successors: DependencyCycles.blockingDependencies) {
+                    DependencyCycles.end(cycle: cycle)
+                }
+            }
+        }
     }
 
     /// Starts a drainer on the underlying Dispatch queue or the worker pool.
@@ -339,7 +369,12 @@ extension OpQueue {
         let started = DispatchTime.now().uptimeNanoseconds
         var releasing = false
         while true {
-            let next = lock.withLock { machine.next(releasingSlot: releasing) }
+            let (next, stallCheck) = lock.withLock {
+                let next = machine.next(releasingSlot: releasing)
+                if case .stop = next { return (next, machine.stallCheckIfNeeded()) }
+                return (next, nil)
+            }
+            if let stallCheck { scheduleStallCheck(generation: stallCheck) }
             guard case .run(let entry, let requestDrainer) = next else { return }
             if requestDrainer { startDrainer() }
             let outcome = OpQueue.currentQueue.withValue(self) {
@@ -400,11 +435,12 @@ extension OpQueue {
         _ property: QueueProperty,
         _ body: (inout OpQueueStateMachine) -> (requestDrainer: Bool, old: Value, new: Value)
     ) {
-        let (request, observers): (Bool, ObserverRegistry?) = lock.withLock {
+        let (request, observers, stallCheck): (Bool, ObserverRegistry?, UInt64?) = lock.withLock {
             let (request, old, new) = body(&machine)
             registry?.record(property: property.rawValue, oldValue: old, newValue: new)
-            return (request, registry)
+            return (request, registry, machine.stallCheckIfNeeded())
         }
+        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if request { startDrainer() }
         observers?.deliver(to: self)
     }

@@ -61,6 +61,12 @@ struct OpQueueStateMachine {
     /// Ready operations of later epochs, by epoch.
     private var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
 
+    // Stall detection.
+    /// Counts starts, departures and pushes: a stall check compares it to see whether anything
+    /// happened since the stall was noticed.
+    private(set) var progressGeneration: UInt64 = 0
+    private var stallCheckPending = false
+
     init() {}
 
     /// The number of operations the queue may run at once.
@@ -86,6 +92,7 @@ struct OpQueueStateMachine {
 
     /// A member finished for good (its completion block returned).
     mutating func removeMember(_ operation: Op) -> Action {
+        progressGeneration &+= 1
         var action = Action()
         action.departed = members.remove(operation)
         if operation.isBarrier {
@@ -113,6 +120,7 @@ struct OpQueueStateMachine {
 
     /// A member became ready (or got a new priority): put it where it can be started.
     mutating func push(_ entry: Entry, priority: Op.QueuePriority, callerWillPoll: Bool) -> Bool {
+        progressGeneration &+= 1
         let operation = entry.operation
         if operation.isBarrier {
             readyBarriers[operation.epoch] = (entry, priority)
@@ -169,6 +177,7 @@ struct OpQueueStateMachine {
             entry = ready.pop()!
         }
         runningCount += 1
+        progressGeneration &+= 1
         let more = requestDrainerIfNeeded(callerWillPoll: false)
         return .run(entry, requestDrainer: more)
     }
@@ -194,6 +203,44 @@ struct OpQueueStateMachine {
     mutating func setMaxConcurrentOperationCount(_ count: Int) -> Bool {
         maxConcurrentOperationCount = count
         return requestDrainerIfNeeded(callerWillPoll: false)
+    }
+
+    // MARK: Stalls
+
+    /// Whether the queue holds operations but can start none and runs none, without being
+    /// suspended: every member waits for a dependency (or for a barrier that waits for one).
+    /// That is normal while the dependencies run elsewhere, and a sign of a dependency cycle if
+    /// it lasts.
+    var isStalled: Bool {
+        !isSuspended && !members.isEmpty && runningCount == 0 && pendingDrainers == 0 && !hasStartableOperation
+    }
+
+    /// If the queue is stalled and no check is pending, marks one pending and returns the current
+    /// progress generation for it.
+    mutating func stallCheckIfNeeded() -> UInt64? {
+        guard isStalled, !stallCheckPending else { return nil }
+        stallCheckPending = true
+        return progressGeneration
+    }
+
+    /// What a stall check, scheduled a while ago, should do now.
+    enum StallCheck {
+        /// The queue is not stalled any more.
+        case none
+        /// The queue is stalled again after some progress: check again later, with this generation.
+        case later(UInt64)
+        /// The queue has been stalled all along: look for cycles among these members.
+        case scan([Op])
+    }
+
+    mutating func stallCheckFired(generation: UInt64) -> StallCheck {
+        stallCheckPending = false
+        guard isStalled else { return .none }
+        guard generation == progressGeneration else {
+            stallCheckPending = true
+            return .later(progressGeneration)
+        }
+        return .scan(members.elements)
     }
 
     // MARK: Waiting

@@ -1,0 +1,223 @@
+import Testing
+import Dispatch
+@testable import Operations
+
+@Suite(.serialized) struct CycleDetectionTests {
+    /// Collects diagnostics instead of printing them, for the duration of `body`.
+    private func collectingDiagnostics(_ body: () -> Void) -> [OpDiagnostics.Diagnostic] {
+        let collected = EventLog<OpDiagnostics.Diagnostic>()
+        let previous = OpDiagnostics.handler
+        OpDiagnostics.handler = { collected.append($0) }
+        body()
+        OpDiagnostics.handler = previous
+        return collected.all
+    }
+
+    private func named(_ name: String) -> BlockOp {
+        let op = BlockOp { Issue.record("an operation on a cycle must not run") }
+        op.name = name
+        return op
+    }
+
+    @Test func closingACycleEndsEveryOperationOnItWithAnErrorNamingThem() {
+        let a = named("a"), b = named("b"), c = named("c")
+        let diagnostics = collectingDiagnostics {
+            b.addDependency(a)
+            c.addDependency(b)
+            a.addDependency(c)   // closes a → c → b → a
+        }
+        for op in [a, b, c] {
+            #expect(op.isFinished)
+            #expect(op.isCancelled)
+            let error = op.error as? DependencyCycleError
+            #expect(error != nil)
+            #expect(Set(error?.operations ?? []) == ["BlockOp \"a\"", "BlockOp \"b\"", "BlockOp \"c\""])
+        }
+        let cycle = (a.error as? DependencyCycleError)?.operations ?? []
+        #expect(cycle == ["BlockOp \"a\"", "BlockOp \"c\"", "BlockOp \"b\""])
+        #expect(diagnostics.count == 1)
+        #expect("\(diagnostics.first.map { "\($0)" } ?? "")".contains("Dependency cycle: BlockOp \"a\" → BlockOp \"c\" → BlockOp \"b\" → BlockOp \"a\""))
+    }
+
+    @Test func operationsOutsideTheCycleAreUnaffected() {
+        let queue = OpQueue()
+        let a = named("a"), b = named("b")
+        let ran = LockedBox(false)
+        let outside = BlockOp { ran.withLockedValue { $0 = true } }
+        outside.addDependency(a)
+        let independent = BlockOp {}
+        _ = collectingDiagnostics {
+            queue.addOperations([a, b, outside, independent], waitUntilFinished: false)
+            a.addDependency(b)
+            b.addDependency(a)
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        #expect(a.error is DependencyCycleError && b.error is DependencyCycleError)
+        #expect(ran.withLockedValue { $0 })
+        #expect(outside.error == nil && !outside.isCancelled)
+        #expect(independent.error == nil && independent.isFinished)
+    }
+
+    @Test func theErrorIsObservable() {
+        let a = named("a"), b = named("b")
+        let seen = EventLog<String>()
+        let token = a.observe(\.error, options: [.new]) { _, change in
+            seen.append(String(describing: change.newValue.flatMap { $0 }.map { type(of: $0) }))
+        }
+        _ = collectingDiagnostics {
+            a.addDependency(b)
+            b.addDependency(a)
+        }
+        #expect(seen.all == ["Optional(Operations.DependencyCycleError)"])
+        token.invalidate()
+    }
+
+    @Test func serialNumbersFollowCreationOrder() {
+        // Dependencies created before their dependents ("forward" edges) never close a cycle on
+        // their own, which is what makes the check on a new edge free for them.
+        let first = BlockOp {}
+        let second = BlockOp {}
+        #expect(first.serial < second.serial)
+    }
+
+    @Test func aCycleClosedByAForwardEdgeIsFound() {
+        let older = named("older")
+        let newer = named("newer")
+        let diagnostics = collectingDiagnostics {
+            older.addDependency(newer)   // backward
+            newer.addDependency(older)   // forward, closes the cycle
+        }
+        #expect(older.error is DependencyCycleError && newer.error is DependencyCycleError)
+        #expect(diagnostics.count == 1)
+    }
+
+    @Test func aStalledQueueFindsACycleTooLongForTheQuickSearch() {
+        // A cycle longer than the search limit is not caught when its last edge is added; the
+        // queue notices that it holds operations that can never become ready.
+        let count = DependencyCycles.searchLimit + 100
+        var ops: [Op] = []
+        for index in 0..<count {
+            let op = named("op\(index)")
+            if let previous = ops.last { op.addDependency(previous) }
+            ops.append(op)
+        }
+        let diagnostics = collectingDiagnostics {
+            ops[0].addDependency(ops[count - 1])
+            #expect(ops.allSatisfy { !$0.isFinished })
+            let queue = OpQueue()
+            queue.addOperations(ops, waitUntilFinished: false)
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        #expect(ops.allSatisfy { $0.isFinished && $0.error is DependencyCycleError })
+        #expect(diagnostics.count == 1)
+        #expect((ops[0].error as? DependencyCycleError)?.operations.count == count)
+    }
+
+    @Test func aQueueWaitingForAnotherQueueIsNotACycle() {
+        let waiting = OpQueue()
+        let other = OpQueue()
+        other.isSuspended = true
+        let dependency = BlockOp {}
+        let op = BlockOp {}
+        op.addDependency(dependency)
+        let diagnostics = collectingDiagnostics {
+            other.addOperation(dependency)
+            waiting.addOperation(op)
+            blockThread(milliseconds: 150)   // longer than the stall check delay
+            #expect(!op.isFinished)
+            other.isSuspended = false
+            waiting.waitUntilAllOperationsAreFinished()
+        }
+        #expect(diagnostics.isEmpty)
+        #expect(op.error == nil && !op.isCancelled)
+    }
+
+    @Test func cancelledOperationsDoNotFormACycle() {
+        let a = named("a"), b = named("b")
+        a.cancel()
+        let diagnostics = collectingDiagnostics {
+            a.addDependency(b)
+            b.addDependency(a)
+        }
+        #expect(diagnostics.isEmpty)
+        #expect(a.error == nil && b.error == nil)
+        #expect(a.isReady && !b.isReady)
+    }
+
+    @Test func explicitCheckThrowsTheCycleBeforeAnythingRuns() {
+        let compile = BlockOp {}, link = BlockOp {}, test = BlockOp {}
+        compile.name = "compile"; link.name = "link"; test.name = "test"
+        link.addDependency(compile)
+        test.addDependency(link)
+        #expect(throws: Never.self) { try Op.checkForDependencyCycles(in: [compile, link, test]) }
+        let diagnostics = collectingDiagnostics {
+            compile.addDependency(test)
+        }
+        _ = diagnostics
+        // The operations were ended by the detection on the new edge; the explicit check still
+        // sees the cycle in the declared graph.
+        #expect(throws: DependencyCycleError.self) { try Op.checkForDependencyCycles(in: [test]) }
+        do {
+            try Op.checkForDependencyCycles(in: [link])
+        } catch {
+            #expect(Set(error.operations) == ["BlockOp \"compile\"", "BlockOp \"link\"", "BlockOp \"test\""])
+            #expect(error.description.contains("Remove one of these dependencies"))
+        }
+    }
+
+    @Test func explicitCheckHandlesLongChains() throws {
+        // Deep enough that a recursive search would exhaust a worker thread's stack.
+        var ops: [Op] = []
+        for _ in 0..<30_000 {
+            let op = BlockOp {}
+            if let previous = ops.last { op.addDependency(previous) }
+            ops.append(op)
+        }
+        try Op.checkForDependencyCycles(in: [ops.last!])
+    }
+
+    @Test func waitersOfAnOperationOnACycleReturn() {
+        let a = named("a"), b = named("b")
+        let queue = OpQueue()
+        queue.addOperations([a, b], waitUntilFinished: false)
+        let returned = Gate()
+        DispatchQueue.global().async {
+            a.waitUntilFinished()
+            returned.open()
+        }
+        _ = collectingDiagnostics {
+            a.addDependency(b)
+            b.addDependency(a)
+            #expect(returned.wait())
+        }
+    }
+
+    @Test func waitingForAnOperationOnAnUndetectedCycleEndsTheCycle() {
+        // Build a long cycle through a forward edge while a backward edge exists elsewhere: the
+        // quick search gives up, and the wait finds it.
+        let keeper = BlockOp {}
+        let newer = BlockOp {}
+        keeper.addDependency(newer)   // one backward edge, pending
+
+        var ops: [Op] = []
+        for _ in 0..<(DependencyCycles.forwardSearchLimit * 4) {
+            let op = BlockOp {}
+            if let last = ops.last { last.addDependency(op) }   // backward edges: each waits for a newer one
+            ops.append(op)
+        }
+        let closing = BlockOp {}
+        ops.last!.addDependency(closing)
+        // `closing` is newest; making it wait for the first (oldest) is a forward edge that closes
+        // a cycle longer than the forward search limit.
+        let collected = collectingDiagnostics {
+            closing.addDependency(ops[0])
+            #expect(!closing.isFinished)
+            closing.waitUntilFinished()
+        }
+        #expect(closing.isFinished)
+        #expect(closing.error is DependencyCycleError)
+        #expect(ops.allSatisfy { $0.error is DependencyCycleError })
+        #expect(collected.count == 1)
+        _ = keeper
+    }
+}

@@ -1,0 +1,124 @@
+import Testing
+import Dispatch
+@testable import Operations
+
+/// Waits that could never return trap with an explanation instead of freezing.
+@Suite struct WaitDeadlockTests {
+    @Test func waitingForItselfTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            let op = RecordingOp(name: "self-waiter") { op in op.waitUntilFinished() }
+            queue.addOperation(op)
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        expectStandardError(of: result, toContain: ["\"self-waiter\"", "from inside its own body", "completion block"])
+    }
+
+    @Test func waitingInAWidthOneQueueForAnOperationBehindTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.name = "serial"
+            queue.maxConcurrentOperationCount = 1
+            let behind = BlockOp {}
+            behind.name = "behind"
+            let first = RecordingOp(name: "first") { _ in behind.waitUntilFinished() }
+            queue.addOperations([first, behind], waitUntilFinished: false)
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        expectStandardError(of: result, toContain: ["\"behind\"", "\"first\"", "OpQueue \"serial\"", "width 1", "dependency of a new operation"])
+    }
+
+    @Test func addingAndWaitingFromInsideAWidthOneQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.maxConcurrentOperationCount = 1
+            let outer = RecordingOp(name: "outer") { _ in
+                let inner = BlockOp {}
+                inner.name = "inner"
+                OpQueue.current!.addOperations([inner], waitUntilFinished: true)
+            }
+            queue.addOperation(outer)
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        expectStandardError(of: result, toContain: ["\"inner\"", "\"outer\"", "width 1"])
+    }
+
+    @Test func waitingForADependentTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            let later = BlockOp {}
+            later.name = "later"
+            let waiter = RecordingOp(name: "waiter") { _ in later.waitUntilFinished() }
+            later.addDependency(waiter)
+            queue.addOperations([waiter, later], waitUntilFinished: false)
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        expectStandardError(of: result, toContain: ["\"later\"", "\"waiter\"", "depends on", "Remove the wait or the dependency"])
+    }
+
+    @Test func waitingForTheWholeQueueFromInsideItTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.name = "busy"
+            let op = RecordingOp(name: "inside") { _ in OpQueue.current!.waitUntilAllOperationsAreFinished() }
+            queue.addOperation(op)
+            op.waitUntilFinished()
+        }
+        expectStandardError(of: result, toContain: ["OpQueue \"busy\"", "\"inside\"", "cannot empty", "addBarrierBlock"])
+    }
+
+    @Test func waitingOnTheMainQueueForAMainQueueOperationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.main.async {
+                let op = BlockOp {}
+                op.name = "ui-update"
+                OpQueue.main.addOperation(op)
+                op.waitUntilFinished()
+                done.signal()
+            }
+            done.wait()
+        }
+        expectStandardError(of: result, toContain: ["\"ui-update\"", "OpQueue.main", "main thread", "completion block"])
+    }
+
+    @Test func waitingForAllOfTheMainQueueOnTheMainQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.main.async {
+                OpQueue.main.isSuspended = true
+                OpQueue.main.addOperation {}
+                OpQueue.main.waitUntilAllOperationsAreFinished()
+                done.signal()
+            }
+            done.wait()
+        }
+        expectStandardError(of: result, toContain: ["OpQueue.main", "main thread", "barrier"])
+    }
+
+    @Test func waitingInAWiderQueueForAQueuedOperationIsAllowed() {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 2
+        let behind = BlockOp {}
+        let first = BlockOp { behind.waitUntilFinished() }
+        queue.addOperations([first, behind], waitUntilFinished: true)
+        #expect(first.isFinished && behind.isFinished)
+    }
+
+    @Test func waitingForAnOperationOfAnotherQueueIsAllowed() {
+        let first = OpQueue()
+        first.maxConcurrentOperationCount = 1
+        let second = OpQueue()
+        let other = BlockOp { blockThread(milliseconds: 5) }
+        let waiter = BlockOp { other.waitUntilFinished() }
+        first.addOperation(waiter)
+        second.addOperation(other)
+        first.waitUntilAllOperationsAreFinished()
+        #expect(waiter.isFinished && other.isFinished)
+    }
+
+    @Test func theMainThreadIsRecognised() {
+        // The test runs on a worker thread; `dispatchMain()` has retired the main thread.
+        #expect(!WaitDeadlocks.isMainThread)
+    }
+}
