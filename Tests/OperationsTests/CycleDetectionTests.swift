@@ -47,9 +47,11 @@ import Dispatch
         outside.addDependency(a)
         let independent = BlockOp {}
         _ = collectingDiagnostics {
+            queue.isSuspended = true
             queue.addOperations([a, b, outside, independent], waitUntilFinished: false)
             a.addDependency(b)
             b.addDependency(a)
+            queue.isSuspended = false
             queue.waitUntilAllOperationsAreFinished()
         }
         #expect(a.error is DependencyCycleError && b.error is DependencyCycleError)
@@ -179,6 +181,7 @@ import Dispatch
     @Test func waitersOfAnOperationOnACycleReturn() {
         let a = named("a"), b = named("b")
         let queue = OpQueue()
+        queue.isSuspended = true
         queue.addOperations([a, b], waitUntilFinished: false)
         let returned = Gate()
         DispatchQueue.global().async {
@@ -188,6 +191,7 @@ import Dispatch
         _ = collectingDiagnostics {
             a.addDependency(b)
             b.addDependency(a)
+            queue.isSuspended = false
             #expect(returned.wait())
         }
     }

@@ -312,7 +312,12 @@ extension Op {
     final func withState<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
         let stripe = LockTable.stripe(for: self)
         LockTable.lock(stripe)
-        defer { LockTable.unlock(stripe) }
+        defer {
+            #if OPERATIONS_INTERNAL_CHECKS
+            machine.checkInvariants()
+            #endif
+            LockTable.unlock(stripe)
+        }
         return body(&machine)
     }
 
@@ -337,6 +342,9 @@ extension Op {
         let before = flags.load(ordering: .relaxed)
         let priorityBefore = registry == nil ? .normal : machine.priority
         let result = body(&machine)
+        #if OPERATIONS_INTERNAL_CHECKS
+        machine.checkInvariants()
+        #endif
         let after = currentFlags
         if after != before {
             flags.store(after, ordering: .releasing)

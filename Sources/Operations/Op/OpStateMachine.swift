@@ -73,7 +73,7 @@ struct OpStateMachine {
     private(set) var hasExecuted = false
     /// Why the operation failed, if it did (a dependency cycle, or an error its body threw).
     private(set) var error: (any Error)?
-    private var waiters: [@Sendable () -> Void] = []
+    private(set) var waiters: [@Sendable () -> Void] = []
 
     init() {}
 
@@ -389,7 +389,10 @@ struct OpStateMachine {
     /// Empties the dependency list, returning its operations: used when the operation is
     /// deallocated, to release long chains without deep recursion.
     mutating func takeDependencies() -> [Op] {
-        defer { dependencies = [] }
+        defer {
+            dependencies = []
+            unfinishedDependencyCount = 0
+        }
         return dependencies
     }
 

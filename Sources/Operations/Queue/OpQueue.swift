@@ -30,6 +30,19 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     public static let defaultMaxConcurrentOperationCount = -1
 
     private let lock = Lock()
+
+    /// Runs `body` with the queue's lock held (checking the scheduler's invariants afterwards
+    /// when built with `-D OPERATIONS_INTERNAL_CHECKS`). `body` must not call user code.
+    @inline(__always)
+    private func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try lock.withLock {
+            let result = try body()
+            #if OPERATIONS_INTERNAL_CHECKS
+            machine.checkInvariants()
+            #endif
+            return result
+        }
+    }
     private var machine = OpQueueStateMachine()
     private var storedName: String?
     private var storedUnderlyingQueue: DispatchQueue?
@@ -91,7 +104,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
         var drainerRequested = false
         var stallCheck: UInt64?
-        let changes: QueueChanges = lock.withLock {
+        let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
             for operation in operations {
@@ -139,13 +152,13 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// The operations in the queue (waiting, ready or executing), in the order they were added.
     public var operations: [Op] {
-        lock.withLock { machine.members.elements }
+        withLock { machine.members.elements }
     }
 
     /// The number of operations in the queue. It changes as operations finish; use it for display,
     /// not to decide what to do next.
     public var operationCount: Int {
-        lock.withLock { machine.operationCount }
+        withLock { machine.operationCount }
     }
 
     // MARK: Settings
@@ -160,7 +173,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// - Important: Negative values other than ``defaultMaxConcurrentOperationCount`` are a
     ///   programmer error and trap.
     public var maxConcurrentOperationCount: Int {
-        get { lock.withLock { machine.maxConcurrentOperationCount } }
+        get { withLock { machine.maxConcurrentOperationCount } }
         set {
             if newValue < 0 && newValue != OpQueue.defaultMaxConcurrentOperationCount {
                 misuse("maxConcurrentOperationCount of \(self) was set to \(newValue). Use a positive count, or OpQueue.defaultMaxConcurrentOperationCount (-1) to let the queue decide.")
@@ -175,7 +188,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Whether the queue is holding back new starts. Running operations are never interrupted;
     /// operations can still be added and start once the queue is resumed.
     public var isSuspended: Bool {
-        get { lock.withLock { machine.isSuspended } }
+        get { withLock { machine.isSuspended } }
         set {
             updateSetting(.isSuspended) { machine in
                 let old = machine.isSuspended
@@ -186,7 +199,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// The queue's name, for diagnostics; by default "OpQueue" followed by its address.
     public var name: String? {
-        get { lock.withLock { storedName ?? defaultName } }
+        get { withLock { storedName ?? defaultName } }
         set {
             updateSetting(.name) { _ in
                 let old = storedName ?? defaultName
@@ -206,8 +219,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// library's own worker pool runs all work alike. The default is `.default`
     /// (`.userInteractive` for ``main``).
     public var qualityOfService: DispatchQoS.QoSClass {
-        get { lock.withLock { storedQualityOfService } }
-        set { lock.withLock { storedQualityOfService = newValue } }
+        get { withLock { storedQualityOfService } }
+        set { withLock { storedQualityOfService = newValue } }
     }
 
     /// A Dispatch queue to run the operations on instead of the library's worker pool.
@@ -218,12 +231,12 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// - Important: It can only be changed while the queue is empty; changing it while the queue
     ///   holds operations traps. The main queue's underlying queue cannot be changed.
     public var underlyingQueue: DispatchQueue? {
-        get { lock.withLock { storedUnderlyingQueue } }
+        get { withLock { storedUnderlyingQueue } }
         set {
             if isMainQueue {
                 misuse("The underlyingQueue of OpQueue.main is DispatchQueue.main and cannot be changed. Create your own OpQueue to run operations on another Dispatch queue.")
             }
-            let count: Int = lock.withLock {
+            let count: Int = withLock {
                 guard machine.operationCount == 0 else { return machine.operationCount }
                 storedUnderlyingQueue = newValue
                 return 0
@@ -257,7 +270,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     open func waitUntilAllOperationsAreFinished() {
         WaitDeadlocks.checkWaitForAll(in: self)
         let semaphore = DispatchSemaphore(value: 0)
-        let registered = lock.withLock { machine.addWaiter { semaphore.signal() } }
+        let registered = withLock { machine.addWaiter { semaphore.signal() } }
         if registered {
             semaphore.wait()
         }
@@ -265,7 +278,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// A description naming the queue: `OpQueue "name"`, or its default name.
     public var description: String {
-        lock.withLock {
+        withLock {
             if let storedName { return "OpQueue \"\(storedName)\"" }
             return defaultName
         }
@@ -278,7 +291,7 @@ extension OpQueue {
     /// Puts a member that became ready on the ready list.
     final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
         let callerWillPoll = OpQueue.pollingQueue.value === self
-        let request = lock.withLock {
+        let request = withLock {
             machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
                          priority: schedule.priority, callerWillPoll: callerWillPoll)
         }
@@ -292,7 +305,7 @@ extension OpQueue {
         while let first = remaining.first {
             let queue = first.queue
             let callerWillPoll = OpQueue.pollingQueue.value === queue
-            let request = queue.lock.withLock {
+            let request = queue.withLock {
                 var request = false
                 for item in remaining where item.queue === queue {
                     let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
@@ -307,13 +320,13 @@ extension OpQueue {
 
     /// An operation gave its slot back outside a drainer.
     final func releaseSlot(of operation: Op) {
-        let request = lock.withLock { machine.releaseSlot() }
+        let request = withLock { machine.releaseSlot() }
         if request { startDrainer() }
     }
 
     /// A member is finished for good and leaves the queue.
     final func operationDidLeave(_ operation: Op) {
-        let (action, changes, stallCheck): (OpQueueStateMachine.Action, QueueChanges, UInt64?) = lock.withLock {
+        let (action, changes, stallCheck): (OpQueueStateMachine.Action, QueueChanges, UInt64?) = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
             let action = machine.removeMember(operation)
@@ -338,7 +351,7 @@ extension OpQueue {
     /// operations that run elsewhere).
     final func scheduleStallCheck(generation: UInt64) {
         DispatchQueue.global().asyncAfter(deadline: .now() + OpQueue.stallCheckDelay) {
-            switch self.lock.withLock({ self.machine.stallCheckFired(generation: generation) }) {
+            switch self.withLock({ self.machine.stallCheckFired(generation: generation) }) {
             case .none:
                 return
             case .later(let newGeneration):
@@ -353,7 +366,7 @@ extension OpQueue {
 
     /// Starts a drainer on the underlying Dispatch queue or the worker pool.
     final func startDrainer() {
-        if let (underlying, qos) = lock.withLock({ storedUnderlyingQueue.map { ($0, storedQualityOfService) } }) {
+        if let (underlying, qos) = withLock({ storedUnderlyingQueue.map { ($0, storedQualityOfService) } }) {
             underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain() }
         } else {
             WorkerPool.shared.submit { self.drain() }
@@ -365,11 +378,11 @@ extension OpQueue {
 
     /// Pops and runs ready operations until none can start.
     private final func drain() {
-        lock.withLock { machine.drainerStarted() }
+        withLock { machine.drainerStarted() }
         let started = DispatchTime.now().uptimeNanoseconds
         var releasing = false
         while true {
-            let (next, stallCheck) = lock.withLock {
+            let (next, stallCheck) = withLock {
                 let next = machine.next(releasingSlot: releasing)
                 if case .stop = next { return (next, machine.stallCheckIfNeeded()) }
                 return (next, nil)
@@ -402,7 +415,7 @@ extension OpQueue {
 extension OpQueue {
     /// The registry, created on first use.
     final func registryCreatingIfNeeded() -> ObserverRegistry {
-        lock.withLock {
+        withLock {
             if let registry { return registry }
             let created = ObserverRegistry()
             registry = created
@@ -435,7 +448,7 @@ extension OpQueue {
         _ property: QueueProperty,
         _ body: (inout OpQueueStateMachine) -> (requestDrainer: Bool, old: Value, new: Value)
     ) {
-        let (request, observers, stallCheck): (Bool, ObserverRegistry?, UInt64?) = lock.withLock {
+        let (request, observers, stallCheck): (Bool, ObserverRegistry?, UInt64?) = withLock {
             let (request, old, new) = body(&machine)
             registry?.record(property: property.rawValue, oldValue: old, newValue: new)
             return (request, registry, machine.stallCheckIfNeeded())
@@ -446,7 +459,7 @@ extension OpQueue {
     }
 
     final func registryDeliver() {
-        let registry = lock.withLock { self.registry }
+        let registry = withLock { self.registry }
         registry?.deliver(to: self)
     }
 }

@@ -52,14 +52,14 @@ struct OpQueueStateMachine {
     private var waiters: [@Sendable () -> Void] = []
 
     // Barriers.
-    private var barrierCount = 0
-    private var completedBarriers = 0
+    private(set) var barrierCount = 0
+    private(set) var completedBarriers = 0
     /// Members per epoch, from `completedBarriers` on, barriers not included.
-    private var epochCounts: [Int] = [0]
+    private(set) var epochCounts: [Int] = [0]
     /// Ready barriers by epoch.
-    private var readyBarriers: [Int: (entry: Entry, priority: Op.QueuePriority)] = [:]
+    private(set) var readyBarriers: [Int: (entry: Entry, priority: Op.QueuePriority)] = [:]
     /// Ready operations of later epochs, by epoch.
-    private var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
+    private(set) var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
 
     // Stall detection.
     /// Counts starts, departures and pushes: a stall check compares it to see whether anything

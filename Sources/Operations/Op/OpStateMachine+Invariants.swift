@@ -1,0 +1,25 @@
+#if OPERATIONS_INTERNAL_CHECKS
+extension OpStateMachine {
+    /// Traps if the state breaks one of the machine's invariants. Compiled only with
+    /// `-D OPERATIONS_INTERNAL_CHECKS`; the storage calls it after every transition.
+    func checkInvariants() {
+        precondition(unfinishedDependencyCount >= 0 && unfinishedDependencyCount <= dependencies.count,
+                     "Internal inconsistency: \(unfinishedDependencyCount) unfinished of \(dependencies.count) dependencies")
+        if isScheduled {
+            precondition(lifecycle == .pending && queue != nil, "Internal inconsistency: scheduled in \(lifecycle) without a queue")
+        }
+        switch lifecycle {
+        case .pending, .executing:
+            break
+        case .finishing:
+            precondition(dependents.isEmpty, "Internal inconsistency: finishing with dependents")
+        case .finished:
+            precondition(dependents.isEmpty && queue == nil && waiters.isEmpty,
+                         "Internal inconsistency: finished with dependents, a queue or waiters")
+        }
+        if error != nil {
+            precondition(isCancelled || hasExecuted, "Internal inconsistency: an error on an operation that neither ran nor was cancelled")
+        }
+    }
+}
+#endif

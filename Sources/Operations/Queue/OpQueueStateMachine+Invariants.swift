@@ -1,0 +1,26 @@
+#if OPERATIONS_INTERNAL_CHECKS
+extension OpQueueStateMachine {
+    /// Traps if the state breaks one of the scheduler's invariants. Compiled only with
+    /// `-D OPERATIONS_INTERNAL_CHECKS`; the queue calls it after every event.
+    func checkInvariants() {
+        precondition(runningCount >= 0, "Internal inconsistency: running count \(runningCount)")
+        precondition(pendingDrainers == 0 || pendingDrainers == 1, "Internal inconsistency: \(pendingDrainers) pending drainers")
+        let pendingBarriers = barrierCount - completedBarriers
+        precondition(pendingBarriers >= 0 && epochCounts.count == pendingBarriers + 1,
+                     "Internal inconsistency: \(epochCounts.count) epoch counts for \(pendingBarriers) pending barriers")
+        precondition(epochCounts.allSatisfy { $0 >= 0 }, "Internal inconsistency: negative epoch count in \(epochCounts)")
+        precondition(epochCounts.reduce(0, +) + pendingBarriers == members.count,
+                     "Internal inconsistency: epochs \(epochCounts) and \(pendingBarriers) barriers for \(members.count) members")
+        precondition(readyBarriers.keys.allSatisfy { $0 >= completedBarriers }, "Internal inconsistency: a ready barrier of a past epoch")
+        precondition(held.keys.allSatisfy { $0 > completedBarriers }, "Internal inconsistency: held operations of a current epoch")
+        members.checkInvariants()
+    }
+}
+
+extension MemberList {
+    /// Traps if a member does not know its slot.
+    func checkInvariants() {
+        precondition(elements.count == count, "Internal inconsistency: \(elements.count) members, count \(count)")
+    }
+}
+#endif
