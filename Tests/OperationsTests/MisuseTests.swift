@@ -55,7 +55,7 @@ import Dispatch
             queue.isSuspended = true
             let op = BlockOp {}
             op.name = "same"
-            queue.addOperations([op, op], waitUntilFinished: false)
+            await queue.addOperations([op, op], waitUntilFinished: false)
         }
         expectStandardError(of: result, toContain: ["\"same\"", "already in a queue"])
     }

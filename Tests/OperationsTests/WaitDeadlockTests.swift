@@ -9,7 +9,7 @@ import Dispatch
             let queue = OpQueue()
             let op = RecordingOp(name: "self-waiter") { op in op.waitUntilFinished() }
             queue.addOperation(op)
-            queue.waitUntilAllOperationsAreFinished()
+            await queue.waitUntilAllOperationsAreFinished()
         }
         expectStandardError(of: result, toContain: ["\"self-waiter\"", "from inside its own body", "completion block"])
     }
@@ -22,8 +22,8 @@ import Dispatch
             let behind = BlockOp {}
             behind.name = "behind"
             let first = RecordingOp(name: "first") { _ in behind.waitUntilFinished() }
-            queue.addOperations([first, behind], waitUntilFinished: false)
-            queue.waitUntilAllOperationsAreFinished()
+            await queue.addOperations([first, behind], waitUntilFinished: false)
+            await queue.waitUntilAllOperationsAreFinished()
         }
         expectStandardError(of: result, toContain: ["\"behind\"", "\"first\"", "OpQueue \"serial\"", "width 1", "dependency of a new operation"])
     }
@@ -38,7 +38,7 @@ import Dispatch
                 OpQueue.current!.addOperations([inner], waitUntilFinished: true)
             }
             queue.addOperation(outer)
-            queue.waitUntilAllOperationsAreFinished()
+            await queue.waitUntilAllOperationsAreFinished()
         }
         expectStandardError(of: result, toContain: ["\"inner\"", "\"outer\"", "width 1"])
     }
@@ -50,8 +50,8 @@ import Dispatch
             later.name = "later"
             let waiter = RecordingOp(name: "waiter") { _ in later.waitUntilFinished() }
             later.addDependency(waiter)
-            queue.addOperations([waiter, later], waitUntilFinished: false)
-            queue.waitUntilAllOperationsAreFinished()
+            await queue.addOperations([waiter, later], waitUntilFinished: false)
+            await queue.waitUntilAllOperationsAreFinished()
         }
         expectStandardError(of: result, toContain: ["\"later\"", "\"waiter\"", "depends on", "Remove the wait or the dependency"])
     }
@@ -62,7 +62,7 @@ import Dispatch
             queue.name = "busy"
             let op = RecordingOp(name: "inside") { _ in OpQueue.current!.waitUntilAllOperationsAreFinished() }
             queue.addOperation(op)
-            op.waitUntilFinished()
+            await op.waitUntilFinished()
         }
         expectStandardError(of: result, toContain: ["OpQueue \"busy\"", "\"inside\"", "cannot empty", "addBarrierBlock"])
     }

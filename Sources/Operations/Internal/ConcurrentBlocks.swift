@@ -11,24 +11,34 @@ final class ConcurrentBlocks: Sendable {
     private let finishedCount = Atomic<Int>(0)
     private let allFinished = DispatchSemaphore(value: 0)
 
+    /// How long the waiting thread lets the worker pool take the remaining closures before it runs
+    /// an unclaimed one itself.
+    static let helpAfter: DispatchTimeInterval = .milliseconds(10)
+
     init(_ blocks: [@Sendable () -> Void]) {
         self.blocks = blocks
     }
 
-    /// Runs one unclaimed closure, if any is left.
-    func runNext() {
+    /// Runs one unclaimed closure; returns `false` if none was left.
+    @discardableResult
+    func runNext() -> Bool {
         let index = nextIndex.add(1, ordering: .relaxed).oldValue
-        guard index < blocks.count else { return }
+        guard index < blocks.count else { return false }
         blocks[index]()
         // Acquiring-and-releasing: the waiter must see everything every block wrote.
         if finishedCount.add(1, ordering: .acquiringAndReleasing).newValue == blocks.count {
             allFinished.signal()
         }
+        return true
     }
 
-    /// Blocks until every closure has returned.
+    /// Blocks until every closure has returned. While closures are still unclaimed after
+    /// ``helpAfter`` (the pool has no thread for them, for instance at its thread limit), the
+    /// waiting thread runs them itself, so the wait always ends.
     func waitForAll() {
-        allFinished.wait()
+        while allFinished.wait(timeout: .now() + ConcurrentBlocks.helpAfter) == .timedOut {
+            runNext()
+        }
         _ = finishedCount.load(ordering: .acquiring)
     }
 }

@@ -18,7 +18,10 @@ import Darwin
 /// or taking a queue's lock.
 enum LockTable {
     /// The number of stripes; a power of two.
-    static let count = 1024
+    static let count = 1 << bits
+
+    /// log2 of ``count``.
+    private static let bits = 10
 
     /// One mutex per cache line, so that neighbouring stripes do not share a line.
     private static let stride = max(MemoryLayout<pthread_mutex_t>.stride, 64)
@@ -36,9 +39,9 @@ enum LockTable {
     /// The stripe index for an object.
     @inline(__always)
     static func stripe(for object: AnyObject) -> Int {
-        let address = UInt(bitPattern: ObjectIdentifier(object).hashValue)
+        let address = UInt(bitPattern: Int(bitPattern: ObjectIdentifier(object)))
         // Fibonacci hashing spreads 16-byte-aligned addresses over the table.
-        return Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> (64 - 10))
+        return Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> UInt(UInt.bitWidth - bits))
     }
 
     @inline(__always)

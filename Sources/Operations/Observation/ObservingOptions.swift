@@ -1,5 +1,6 @@
 /// Which values an observer receives, mirroring Foundation's `NSKeyValueObservingOptions`.
 public struct ObservingOptions: OptionSet, Sendable, Hashable {
+    /// The bits of the set.
     public let rawValue: UInt8
 
     /// Creates a set of options from its raw value.

@@ -1,48 +1,113 @@
-/// An operation whose work finishes after its body returns: a callback, another thread, an
-/// event. The library keeps its state and notifications right; you call ``finish()`` once.
+/// An operation whose work finishes after its body returns: `async` code, a callback, another
+/// thread, an event. The library keeps its state and notifications right.
 ///
-/// Foundation makes you override `start`, `isExecuting`, `isFinished` and `isAsynchronous` and
-/// post KVO notifications by hand to write such an operation. Here you subclass `AsyncOp`,
-/// override ``execute()`` to start the work, and call ``finish()`` exactly once, from any
-/// thread, when it is done:
+/// There are three ways to write one.
+///
+/// **A closure.** Pass an `async` closure; it runs in a Swift `Task` and the operation finishes
+/// when it returns or throws:
 ///
 /// ```swift
-/// final class Download: AsyncOp, @unchecked Sendable {
+/// let fetch = AsyncOp { try await client.download(url) }
+/// ```
+///
+/// **An `async` subclass.** Override ``execute()-1xg8j`` (the `async throws` one):
+///
+/// ```swift
+/// final class Fetch: AsyncOp, @unchecked Sendable {
 ///     let url: String
-///     private(set) var data: [UInt8]?
 ///     init(url: String) { self.url = url }
-///     override func execute() {
-///         client.fetch(url) { data in
-///             self.data = data
-///             self.finish()
-///         }
+///     override func execute() async throws {
+///         try await client.download(url)
 ///     }
 /// }
 /// ```
 ///
-/// The operation is executing from the moment `execute()` is called until `finish()` is, and it
-/// holds its slot of the queue's ``OpQueue/maxConcurrentOperationCount`` all that time. A
-/// cancelled `AsyncOp` that never started does not call `execute()`: it goes straight to
-/// finished. Cancelling a running one sets ``Op/isCancelled``; the work should notice, stop,
-/// and still call `finish()`.
+/// **A callback subclass.** Foundation makes you override `start`, `isExecuting`, `isFinished` and
+/// `isAsynchronous` and post KVO notifications by hand. Here you override the synchronous
+/// ``execute()-5k1fw`` to start the work, and call ``finish()`` exactly once, from any thread, when
+/// it is done:
 ///
-/// - Important: Calling `finish()` twice, or before `execute()` was called, is a programmer error
-///   and traps.
+/// ```swift
+/// final class Download: AsyncOp, @unchecked Sendable {
+///     let url: String
+///     init(url: String) { self.url = url }
+///     override func execute() {
+///         client.fetch(url) { _ in self.finish() }
+///     }
+/// }
+/// ```
+///
+/// In every case the operation is executing from the moment its work starts until it finishes,
+/// and it holds its slot of the queue's ``OpQueue/maxConcurrentOperationCount`` all that time. A
+/// cancelled `AsyncOp` that never started does not run its work: it goes straight to finished.
+///
+/// **Cancellation.** Cancelling the operation (or its queue's ``OpQueue/cancelAllOperations()``)
+/// cancels the `Task` that runs an `async` body, so `Task.isCancelled` and
+/// `try Task.checkCancellation()` see it. A callback-style operation checks ``Op/isCancelled``.
+///
+/// **Errors.** An error thrown by the `async` body, or passed to ``finish(throwing:)``, is kept in
+/// ``Op/error``. ``AsyncBlockOp`` also keeps the value the body returns.
+///
+/// **Priority.** The task of an `async` body runs with the priority that matches the operation's
+/// ``Op/qualityOfService``.
+///
+/// - Important: Calling `finish()` twice, or before the work started, is a programmer error and traps.
 open class AsyncOp: Op, @unchecked Sendable {
-    // @unchecked Sendable: adds no state of its own to Op's.
+    // @unchecked Sendable: `task` is guarded by the operation's stripe lock; `body` is immutable.
 
-    /// Creates an asynchronous operation.
+    private let body: (@Sendable () async throws -> Void)?
+    private final var task: Task<Void, Never>?
+
+    /// Creates an asynchronous operation; override one of the `execute()` methods.
     public override init() {
+        body = nil
         super.init(asynchronous: true)
     }
 
-    /// Starts the work. Override it; do not call `super`. Call ``finish()`` when the work is done.
+    /// Creates an operation that runs `body` in a Swift `Task` and finishes when it returns or
+    /// throws (the error is kept in ``Op/error``).
+    public init(_ body: @escaping @Sendable () async throws -> Void) {
+        self.body = body
+        super.init(asynchronous: true)
+    }
+
+    /// Starts the work. Override it for callback-style work, and call ``finish()`` when the work
+    /// is done; do not call `super`.
     ///
     /// It is called on the thread that started the operation (a worker thread for an operation in
-    /// a queue) and may return before the work is done.
-    open func execute() {}
+    /// a queue) and may return before the work is done. The default implementation runs the
+    /// `async` ``execute()-1xg8j`` in a `Task` and finishes the operation when it returns.
+    open func execute() {
+        let priority = TaskPriority(qualityOfService)
+        let task = Task(priority: priority) { [self] in
+            await Op.$currentTaskOperation.withValue(self) {
+                do {
+                    try await self.execute()
+                    self.finish()
+                } catch {
+                    self.finish(throwing: error)
+                }
+            }
+        }
+        let cancelledAlready = withState { machine in
+            self.task = task
+            return machine.isCancelled
+        }
+        if cancelledAlready {
+            task.cancel()
+        }
+    }
 
-    /// Calls ``execute()``; an asynchronous operation's work starts there.
+    /// The `async` work. Override it in a subclass, or pass a closure to ``init(_:)``; the
+    /// operation finishes when it returns, and keeps the error in ``Op/error`` if it throws.
+    ///
+    /// It runs in a `Task` whose priority matches ``Op/qualityOfService``; cancelling the
+    /// operation cancels the task.
+    open func execute() async throws {
+        try await body?()
+    }
+
+    /// Calls ``execute()-5k1fw``; an asynchronous operation's work starts there.
     public final override func main() {
         execute()
     }
@@ -52,9 +117,27 @@ open class AsyncOp: Op, @unchecked Sendable {
     public final func finish() {
         switch transition({ $0.finishAsynchronous() }) {
         case .success(let finish):
+            withState { _ in task = nil }
             performFinish(finish, releasesSlot: true)
         case .failure(let error):
             trap(error.misuse)
         }
+    }
+
+    /// Marks the operation finished because its work failed with `error`, which is kept in
+    /// ``Op/error``. Call it instead of ``finish()``, exactly once.
+    public final func finish(throwing error: any Error) {
+        transition { machine in
+            guard machine.lifecycle == .executing else { return }
+            let old = machine.error
+            machine.recordError(error)
+            record(.error, old: old as Any, new: machine.error as Any)
+        }
+        finish()
+    }
+
+    /// Cancels the task of a running `async` body.
+    override func didCancelWhileExecuting() {
+        withState { _ in task }?.cancel()
     }
 }

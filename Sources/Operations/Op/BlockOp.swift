@@ -8,7 +8,8 @@
 /// ```
 ///
 /// When the operation runs, its blocks run side by side: the first on the thread that started
-/// the operation, the others on worker threads (which the pool adds promptly if the blocks block).
+/// the operation, the others on worker threads (which the pool adds promptly if the blocks block;
+/// if the pool has no thread to spare, the starting thread runs the remaining blocks itself).
 /// The operation finishes when the last block returns, so it can join a group of concurrent
 /// pieces of work like a thread join, while other threads carry on. (Foundation on Linux runs
 /// the blocks one after another.) To run closures one after another, add them as separate
@@ -60,8 +61,16 @@ open class BlockOp: Op, @unchecked Sendable {
             blocks[0]()
         default:
             let group = ConcurrentBlocks(blocks)
+            let queue = OpQueue.currentQueue.value
             for _ in 1..<blocks.count {
-                WorkerPool.shared.submit { group.runNext() }
+                // The other blocks see the same context as the first: this operation, its queue.
+                WorkerPool.shared.submit { [self] in
+                    Op.currentOperation.withValue(self) {
+                        OpQueue.currentQueue.withValue(queue) {
+                            _ = group.runNext()
+                        }
+                    }
+                }
             }
             group.runNext()
             group.waitForAll()

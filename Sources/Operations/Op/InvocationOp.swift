@@ -77,7 +77,7 @@ open class InvocationOp<Result: Sendable>: Op, @unchecked Sendable {
             case .failure(let error)?:
                 throw .failed(error)
             case nil:
-                preconditionFailure("Internal inconsistency: \(self) finished without cancellation and without a result")
+                Operations.misuse("\(self) finished without calling its method: a subclass overrides main() without calling super.main(). Call super.main() from the override.")
             }
         }
     }

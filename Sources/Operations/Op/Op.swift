@@ -71,18 +71,13 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
-        // An operation keeps its dependencies alive. Releasing the last operation of a long chain
-        // would release the whole chain recursively and overflow the stack, so the dependencies of
-        // operations that die with this one are taken apart here, iteratively.
         for dependentSerial in machine.waitingDependentSerials {
             DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
         }
-        var dying = machine.takeDependencies()
-        while var operation = dying.popLast() {
-            if isKnownUniquelyReferenced(&operation) {
-                dying.append(contentsOf: operation.withState { $0.takeDependencies() })
-            }
-        }
+        // An operation keeps its dependencies alive; releasing the last operation of a long chain
+        // recursively would overflow the stack, so its dependencies are released iteratively.
+        var dependencies = machine.takeDependencies()
+        ReleaseTrampoline.release(&dependencies)
     }
 
     // MARK: Work
@@ -152,8 +147,10 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     final func runFromQueue(ticket: UInt32) -> QueueRunOutcome {
         switch transition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
+            OpQueue.currentQueue.value?.noteStarted(self)
             return runBody() ? .finishedSynchronously : .continuesAsynchronously
         case .finishWithoutRunning(let finish):
+            OpQueue.currentQueue.value?.noteStarted(self)
             performFinish(finish, releasesSlot: false)
             return .finishedSynchronously
         case .skip:
@@ -236,11 +233,14 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     public final var completionBlock: (@Sendable () -> Void)? {
         get { withState { $0.completionBlock } }
         set {
-            transition { machine in
+            // The old block is released after unlocking: releasing it may run deinit code.
+            let old = transition { machine in
                 let old = machine.completionBlock
                 machine.setCompletionBlock(newValue)
                 record(.completionBlock, old: old as Any, new: newValue as Any)
+                return old
             }
+            withExtendedLifetime(old) {}
         }
     }
 
@@ -269,8 +269,13 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     ///   waiting from inside the operation itself, from an operation of a width-1 queue on an
     ///   operation waiting in the same queue, from an operation on an operation that depends on it,
     ///   or from the main thread on an operation of ``OpQueue/main``.
+    ///
+    /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
+    @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread")
     public final func waitUntilFinished() {
-        if withState({ $0.lifecycle == .finished }) { return }
+        // Finished for good, or finished and running its completion block on this very thread
+        // (it would otherwise wait for itself).
+        if withState({ $0.lifecycle == .finished }) || Op.completingOperation.value === self { return }
         WaitDeadlocks.checkWait(for: self)
         DependencyCycles.checkBeforeWaiting(for: self)
         let semaphore = DispatchSemaphore(value: 0)
@@ -290,7 +295,7 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     // MARK: Description
 
     /// The operation's class and its name (or address), for diagnostics.
-    public var description: String {
+    open var description: String {
         let typeName = String(describing: type(of: self))
         if let name {
             return "\(typeName) \"\(name)\""
@@ -302,6 +307,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
 
     /// The operation whose body the calling thread is running, if any.
     static let currentOperation = ThreadLocal<Op>()
+
+    /// The operation whose completion block the calling thread is running, if any.
+    static let completingOperation = ThreadLocal<Op>()
 }
 
 // MARK: - Storage helpers
@@ -448,7 +456,9 @@ extension Op {
             }
             if let block {
                 WorkerPool.shared.submit { [self] in
-                    block()
+                    Op.completingOperation.withValue(self) {
+                        block()
+                    }
                     complete()
                 }
                 return

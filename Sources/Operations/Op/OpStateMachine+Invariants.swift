@@ -3,8 +3,10 @@ extension OpStateMachine {
     /// Traps if the state breaks one of the machine's invariants. Compiled only with
     /// `-D OPERATIONS_INTERNAL_CHECKS`; the storage calls it after every transition.
     func checkInvariants() {
-        precondition(unfinishedDependencyCount >= 0 && unfinishedDependencyCount <= dependencies.count,
-                     "Internal inconsistency: \(unfinishedDependencyCount) unfinished of \(dependencies.count) dependencies")
+        // The count may exceed the listed dependencies for a moment: a dependency that finished and
+        // was removed before it told this operation still counts until it does.
+        precondition(unfinishedDependencyCount >= 0,
+                     "Internal inconsistency: \(unfinishedDependencyCount) unfinished dependencies")
         if isScheduled {
             precondition(lifecycle == .pending && queue != nil, "Internal inconsistency: scheduled in \(lifecycle) without a queue")
         }

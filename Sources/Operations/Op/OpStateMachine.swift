@@ -156,7 +156,9 @@ struct OpStateMachine {
     /// Forgets `dependent` (called on the dependency's side of `removeDependency`).
     /// Returns whether it was still waiting for this operation.
     mutating func removeDependent(_ dependent: Op) -> Bool {
-        guard let index = dependents.firstIndex(where: { $0.operation === dependent }) else { return false }
+        // Compared by serial number: loading the weak reference here would create (and release,
+        // under the lock) a strong reference.
+        guard let index = dependents.firstIndex(where: { $0.serial == dependent.serial }) else { return false }
         dependents.remove(at: index)
         return true
     }

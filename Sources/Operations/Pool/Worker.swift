@@ -8,7 +8,7 @@ import Musl
 import Darwin
 #endif
 
-/// One pool thread's record: how to wake it, and how to read its CPU clock.
+/// One pool thread's record: how to wake it, and how to tell whether it is blocked.
 final class Worker: @unchecked Sendable {
     // @unchecked Sendable: `isRetired` is written and read only by the worker's own thread;
     // the other members are immutable or thread-safe.
@@ -19,26 +19,50 @@ final class Worker: @unchecked Sendable {
     /// Set by the worker's own thread when it leaves the pool.
     var isRetired = false
 
-    #if os(Linux)
-    private let clock: clockid_t?
-    #endif
+    /// `/proc/self/task/<tid>/stat`, which tells the thread's scheduler state (Linux).
+    private let statPath: [CChar]?
 
     /// Must be created on the worker's own thread.
     init() {
         #if os(Linux)
-        var clock = clockid_t()
-        self.clock = pthread_getcpuclockid(pthread_self(), &clock) == 0 ? clock : nil
+        var buffer = [CChar](repeating: 0, count: 64)
+        let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        if length > 0 {
+            let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            statPath = Array("/proc/\(link)/stat".utf8CString)
+        } else {
+            statPath = nil
+        }
+        #else
+        statPath = nil
         #endif
     }
 
-    /// CPU time the thread has used, in nanoseconds; 0 where per-thread clocks are unavailable.
-    var cpuTime: Int64 {
-        #if os(Linux)
-        var time = timespec()
-        guard let clock, clock_gettime(clock, &time) == 0 else { return 0 }
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-        #else
-        return 0
-        #endif
+    /// What the scheduler says the thread is doing.
+    enum SchedulerState {
+        /// Running or waiting for a core: it is doing CPU work.
+        case runnable
+        /// Sleeping or waiting on I/O: it is blocked.
+        case blocked
+        /// The state could not be read.
+        case unknown
+    }
+
+    /// The thread's scheduler state, read from `/proc` (Linux); `.unknown` elsewhere.
+    var schedulerState: SchedulerState {
+        guard let statPath else { return .unknown }
+        let descriptor = open(statPath, O_RDONLY)
+        guard descriptor >= 0 else { return .unknown }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 256)
+        let count = read(descriptor, &bytes, bytes.count)
+        guard count > 0 else { return .unknown }
+        // "tid (name) S ...": the state follows the last ")" (the name may contain any character).
+        guard let close = bytes[..<count].lastIndex(of: UInt8(ascii: ")")), close + 2 < count else { return .unknown }
+        switch bytes[close + 2] {
+        case UInt8(ascii: "R"): return .runnable
+        case UInt8(ascii: "S"), UInt8(ascii: "D"): return .blocked
+        default: return .unknown
+        }
     }
 }

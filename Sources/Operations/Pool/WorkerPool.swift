@@ -17,10 +17,11 @@ import Darwin
 ///
 /// - A job is handed to an idle worker if there is one (most recently idle first).
 /// - Otherwise, while fewer threads than cores exist, a new thread is started at once.
-/// - Otherwise a monitor thread looks again after ``WorkerPool/stallInterval``: if no job was
-///   taken in the meantime, it measures how many workers actually used the CPU (per-thread CPU
-///   clocks on Linux) and starts enough threads to bring the running count back to the number of
-///   cores, up to ``WorkerPool/maximumThreadCount``.
+/// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at what the scheduler says
+///   each worker is doing (`/proc/self/task/<tid>/stat` on Linux). If fewer workers than cores are
+///   doing CPU work while jobs wait, the others are blocked (sleeping, waiting on I/O), and it
+///   starts more threads (see ``WorkerPool/threadsToAdd(load:threads:starting:pending:cores:limit:)``),
+///   up to ``WorkerPool/maximumThreadCount``. While the cores are busy, it looks less often.
 /// - Threads above the core count that stay idle for ``WorkerPool/idleTimeout`` exit.
 ///
 /// Jobs are plain closures; the pool never holds its lock while running one.
@@ -58,6 +59,8 @@ final class WorkerPool: @unchecked Sendable {
         var idleWorkers: [Worker] = []
         var workers: [ObjectIdentifier: Worker] = [:]
         var threadCount = 0
+        /// Threads started but not yet taking jobs.
+        var startingThreads = 0
         var monitorRunning = false
         var monitorSleeping = false
     }
@@ -84,6 +87,7 @@ final class WorkerPool: @unchecked Sendable {
             }
             if state.threadCount < coreCount {
                 state.threadCount += 1
+                state.startingThreads += 1
                 return .spawn
             }
             if !state.monitorRunning {
@@ -100,10 +104,12 @@ final class WorkerPool: @unchecked Sendable {
         case .wake(let worker):
             worker.wakeup.signal()
         case .spawn:
-            startThread { [self] in workerLoop() }
+            startWorker()
         case .watch(let startMonitor):
             if startMonitor {
-                startThread { [self] in monitorLoop() }
+                if !startThread({ [self] in monitorLoop() }) {
+                    lock.withLock { state.monitorRunning = false }
+                }
             } else {
                 monitorWakeup.signal()
             }
@@ -121,7 +127,10 @@ final class WorkerPool: @unchecked Sendable {
 
     private func workerLoop() {
         let worker = Worker()
-        lock.withLock { state.workers[ObjectIdentifier(worker)] = worker }
+        lock.withLock {
+            state.workers[ObjectIdentifier(worker)] = worker
+            state.startingThreads -= 1
+        }
         while true {
             lock.lock()
             if let job = state.jobs.popFirst() {
@@ -170,6 +179,7 @@ final class WorkerPool: @unchecked Sendable {
     // MARK: Monitor
 
     private func monitorLoop() {
+        var interval = WorkerPool.stallInterval
         while true {
             let workers: [Worker]? = lock.withLock {
                 if state.jobs.isEmpty || !state.idleWorkers.isEmpty {
@@ -179,52 +189,76 @@ final class WorkerPool: @unchecked Sendable {
                 return Array(state.workers.values)
             }
             guard let workers else {
+                interval = WorkerPool.stallInterval
                 monitorWakeup.wait()
                 continue
             }
-            let before = workers.map(\.cpuTime)
-            sleep(for: WorkerPool.stallInterval)
-            var running = 0
-            for (worker, start) in zip(workers, before) where worker.cpuTime - start > WorkerPool.runningThreshold {
-                running += 1
+            // Give the waiting jobs a moment: a worker about to finish may take them.
+            sleep(for: interval)
+            var load = Load()
+            for worker in workers {
+                switch worker.schedulerState {
+                case .runnable: load.runnableWorkers += 1
+                case .blocked: load.blockedWorkers += 1
+                case .unknown: load.unknownWorkers += 1
+                }
             }
             let spawnCount: Int = lock.withLock {
                 guard !state.jobs.isEmpty, state.idleWorkers.isEmpty else { return 0 }
                 let count = WorkerPool.threadsToAdd(
-                    running: running, threads: state.threadCount, pending: state.jobs.count,
-                    cores: coreCount, limit: maximumThreadCount)
+                    load: load, threads: state.threadCount, starting: state.startingThreads,
+                    pending: state.jobs.count, cores: coreCount, limit: maximumThreadCount)
                 state.threadCount += count
+                state.startingThreads += count
                 return count
             }
+            // Back off while the cores are busy with work that does not block.
+            interval = spawnCount > 0 ? WorkerPool.stallInterval : min(interval * 2, WorkerPool.maximumStallInterval)
             for _ in 0..<spawnCount {
-                startThread { [self] in workerLoop() }
+                startWorker()
             }
         }
     }
 
+    /// What the monitor saw of the workers.
+    struct Load {
+        /// Workers running or waiting for a core: doing CPU work.
+        var runnableWorkers = 0
+        /// Workers sleeping or waiting on I/O.
+        var blockedWorkers = 0
+        /// Workers whose state could not be read (not Linux, or `/proc` unavailable).
+        var unknownWorkers = 0
+    }
+
     /// How many threads to add when jobs are waiting and no worker is idle.
     ///
-    /// Nothing is added while at least one worker per core is using the CPU: more threads would
-    /// only share the same cores. Otherwise the blocked workers are matched one for one (so a pool
-    /// whose work all blocks doubles each interval) or the waiting jobs are covered, whichever is
-    /// more, at most `maximumGrowthPerInterval` at once and never beyond `limit`.
-    static func threadsToAdd(running: Int, threads: Int, pending: Int, cores: Int, limit: Int) -> Int {
-        guard pending > 0, running < cores else { return 0 }
-        #if os(Linux)
-        let blocked = max(0, threads - running)
-        #else
-        // Without per-thread CPU clocks every busy worker looks blocked; grow one at a time.
-        let blocked = 1
-        #endif
-        let wanted = min(max(blocked, pending, cores - running), maximumGrowthPerInterval)
-        return max(0, min(wanted, limit - threads))
+    /// The scheduler's own view decides: a worker that is running or waiting for a core is doing
+    /// CPU work (even if other processes leave it little CPU), a sleeping one is blocked. Nothing
+    /// is added while threads are still starting, or while at least one worker per core is doing
+    /// CPU work: more threads would only share the same cores. When every worker is blocked, the
+    /// blocked ones are matched one for one (so a pool whose work all blocks doubles each
+    /// interval) or the waiting jobs are covered, whichever is more; otherwise one thread is added
+    /// per core left idle. Workers whose state is unknown count as doing CPU work, except that one
+    /// thread is added at a time when every state is unknown. At most ``maximumGrowthPerInterval``
+    /// at once, and never beyond `limit`.
+    static func threadsToAdd(load: Load, threads: Int, starting: Int, pending: Int, cores: Int, limit: Int) -> Int {
+        guard pending > 0, starting == 0 else { return 0 }
+        let wanted: Int
+        if load.unknownWorkers > 0 && load.runnableWorkers == 0 && load.blockedWorkers == 0 {
+            wanted = 1
+        } else {
+            let busy = load.runnableWorkers + load.unknownWorkers
+            guard busy < cores else { return 0 }
+            wanted = busy == 0 ? max(load.blockedWorkers, pending, 1) : cores - busy
+        }
+        return max(0, min(wanted, maximumGrowthPerInterval, limit - threads))
     }
 
     /// The most threads added in one stall interval.
     static let maximumGrowthPerInterval = 64
 
-    /// CPU time (ns) a worker must have used during one stall interval to count as running.
-    private static let runningThreshold: Int64 = 250_000
+    /// The longest the monitor waits between looks while the cores are busy.
+    static let maximumStallInterval: Duration = .milliseconds(8)
 
     private func sleep(for duration: Duration) {
         let (seconds, attoseconds) = duration.components
@@ -237,7 +271,19 @@ final class WorkerPool: @unchecked Sendable {
 
     // MARK: Threads
 
-    private func startThread(_ body: @escaping @Sendable () -> Void) {
+    /// Starts a worker thread, already counted in `threadCount` and `startingThreads`; if the
+    /// system refuses, the counts are taken back and the pool carries on with the threads it has.
+    private func startWorker() {
+        if !startThread({ [self] in workerLoop() }) {
+            lock.withLock {
+                state.threadCount -= 1
+                state.startingThreads -= 1
+            }
+        }
+    }
+
+    /// Starts a detached thread running `body`; returns `false` if the system refused.
+    private func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -257,7 +303,11 @@ final class WorkerPool: @unchecked Sendable {
             body.run()
             return nil
         }, box)
-        precondition(code == 0, "Operations: could not start a worker thread (pthread_create returned \(code))")
+        if code != 0 {
+            Unmanaged<ThreadBody>.fromOpaque(box).release()
+            return false
+        }
+        return true
     }
 
     static func detectCoreCount() -> Int {

@@ -40,7 +40,7 @@ extension KeyPathObservable where Self: OpQueue {
         let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
             changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
         }
-        let registry = registryCreatingIfNeeded()
+        let registry = observerRegistry
         registry.add(entry)
         if options.contains(.initial) {
             let value = self[keyPath: keyPath]

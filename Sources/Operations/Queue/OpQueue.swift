@@ -22,8 +22,8 @@ import Synchronization
 /// A queue with work keeps itself alive; a queue with no work and no references is released.
 open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue`,
-    // `storedQualityOfService` and `registry` are only touched with `lock` held; `progress` is
-    // thread-safe on its own.
+    // `storedQualityOfService` are only touched with `lock` held; `registry` and `progress` are
+    // thread-safe on their own.
 
     /// The value of ``maxConcurrentOperationCount`` that lets the queue decide (the default):
     /// as many operations as are ready, with the worker pool deciding how many threads run them.
@@ -47,7 +47,9 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     private var storedName: String?
     private var storedUnderlyingQueue: DispatchQueue?
     private var storedQualityOfService: DispatchQoS.QoSClass = .default
-    private var registry: ObserverRegistry?
+    /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
+    /// needs no lock on the hot path).
+    private let registry = ObserverRegistry()
     private let isMainQueue: Bool
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
@@ -78,10 +80,11 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Dispatch serves the main queue from another thread.
     public static let main = OpQueue(mainQueue: ())
 
-    /// The queue that started the operation the calling thread is running, or `nil` when the
-    /// thread is not running an operation of a queue.
+    /// The queue that started the operation the calling thread (or, in the `async` body of an
+    /// ``AsyncOp``, the current task) is running, or `nil` outside operations of a queue.
     public static var current: OpQueue? {
-        currentQueue.value
+        if let queue = currentQueue.value { return queue }
+        return Op.currentTaskOperation?.withState { $0.queue }
     }
 
     static let currentQueue = ThreadLocal<OpQueue>()
@@ -96,27 +99,42 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// - Important: An operation can be added once, to one queue, before it starts. Adding one
     ///   that is in a queue already, executing or finished is a programmer error and traps.
     open func addOperation(_ operation: Op) {
-        addOperations([operation], waitUntilFinished: false)
+        enqueue([operation])
     }
 
     /// Adds several operations at once and, if `wait` is `true`, blocks until all of them have
     /// finished and their completion blocks have returned.
+    ///
+    /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
+    @available(*, noasync, message: "Use `await addOperations(_:waitUntilFinished:)`, which suspends instead of blocking a thread")
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
+        enqueue(operations)
+        if wait {
+            for operation in operations {
+                operation.waitUntilFinished()
+            }
+        }
+    }
+
+    /// Adds operations without waiting for them.
+    final func enqueue(_ operations: [Op]) {
         var drainerRequested = false
         var stallCheck: UInt64?
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
             for operation in operations {
+                // The operation is enqueued (or refused) before it becomes a member, so that a
+                // refused one never touches this queue's fields. Holding the queue's lock, no
+                // readiness change can reach the queue in between.
+                let enqueued = operation.withState { $0.enqueue(in: self) }
+                if case .misuse(let misuse) = enqueued {
+                    operation.trap(misuse)
+                }
                 machine.addMember(operation)
-                switch operation.withState({ $0.enqueue(in: self) }) {
-                case .schedule(let schedule):
+                if case .schedule(let schedule) = enqueued {
                     let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
                     drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
-                case .wait:
-                    break
-                case .misuse(let misuse):
-                    operation.trap(misuse)
                 }
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
@@ -125,11 +143,6 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if drainerRequested { startDrainer() }
         if changes.recorded { registryDeliver() }
-        if wait {
-            for operation in operations {
-                operation.waitUntilFinished()
-            }
-        }
     }
 
     /// Wraps `block` in an operation and adds it.
@@ -267,13 +280,19 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Important: Waiting from one of the queue's own operations, or waiting on the main thread
     ///   for ``main``, could never return; it traps with an explanation instead.
+    @available(*, noasync, message: "Use `await waitUntilAllOperationsAreFinished()`, which suspends instead of blocking a thread")
     open func waitUntilAllOperationsAreFinished() {
         WaitDeadlocks.checkWaitForAll(in: self)
         let semaphore = DispatchSemaphore(value: 0)
-        let registered = withLock { machine.addWaiter { semaphore.signal() } }
-        if registered {
+        if addEmptyWaiter({ semaphore.signal() }) {
             semaphore.wait()
         }
+    }
+
+    /// Registers `waiter` to be called when the queue becomes empty; returns `false` (without
+    /// registering) if it is empty now.
+    final func addEmptyWaiter(_ waiter: @escaping @Sendable () -> Void) -> Bool {
+        withLock { machine.addWaiter(waiter) }
     }
 
     /// A description naming the queue: `OpQueue "name"`, or its default name.
@@ -330,7 +349,9 @@ extension OpQueue {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
             let action = machine.removeMember(operation)
-            let changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+            registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
+            var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+            changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
             return (action, changes, machine.stallCheckIfNeeded())
         }
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
@@ -362,6 +383,13 @@ extension OpQueue {
                 }
             }
         }
+    }
+
+    /// Reports that the queue started `operation` to ``events(bufferingPolicy:)`` subscribers.
+    final func noteStarted(_ operation: Op) {
+        guard registry.observes(QueueProperty.startedOperation.rawValue) else { return }
+        registry.record(property: QueueProperty.startedOperation.rawValue, oldValue: (), newValue: operation)
+        registry.deliver(to: self)
     }
 
     /// Starts a drainer on the underlying Dispatch queue or the worker pool.
@@ -413,25 +441,20 @@ extension OpQueue {
 // MARK: - Observation storage
 
 extension OpQueue {
-    /// The registry, created on first use.
-    final func registryCreatingIfNeeded() -> ObserverRegistry {
-        withLock {
-            if let registry { return registry }
-            let created = ObserverRegistry()
-            registry = created
-            return created
-        }
+    /// The queue's observer registry.
+    final var observerRegistry: ObserverRegistry {
+        registry
     }
 
     /// A snapshot of the members if someone observes `operations`. Call with the lock held.
     final func observedOperations() -> [Op]? {
-        guard let registry, registry.observes(QueueProperty.operations.rawValue) else { return nil }
+        guard registry.observes(QueueProperty.operations.rawValue) else { return nil }
         return machine.members.elements
     }
 
     /// Records changes of `operationCount` and `operations`. Call with the lock held.
     final func recordMembershipChange(countBefore: Int, operationsBefore: [Op]?) -> QueueChanges {
-        guard let registry, !registry.isEmpty else { return QueueChanges() }
+        guard !registry.isEmpty else { return QueueChanges() }
         let countAfter = machine.operationCount
         guard countAfter != countBefore else { return QueueChanges() }
         if let operationsBefore {
@@ -448,18 +471,17 @@ extension OpQueue {
         _ property: QueueProperty,
         _ body: (inout OpQueueStateMachine) -> (requestDrainer: Bool, old: Value, new: Value)
     ) {
-        let (request, observers, stallCheck): (Bool, ObserverRegistry?, UInt64?) = withLock {
+        let (request, observers, stallCheck): (Bool, ObserverRegistry, UInt64?) = withLock {
             let (request, old, new) = body(&machine)
-            registry?.record(property: property.rawValue, oldValue: old, newValue: new)
+            registry.record(property: property.rawValue, oldValue: old, newValue: new)
             return (request, registry, machine.stallCheckIfNeeded())
         }
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if request { startDrainer() }
-        observers?.deliver(to: self)
+        observers.deliver(to: self)
     }
 
     final func registryDeliver() {
-        let registry = withLock { self.registry }
-        registry?.deliver(to: self)
+        registry.deliver(to: self)
     }
 }

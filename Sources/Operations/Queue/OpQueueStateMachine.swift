@@ -98,6 +98,7 @@ struct OpQueueStateMachine {
         if operation.isBarrier {
             precondition(operation.epoch == completedBarriers && epochCounts[0] == 0,
                          "Internal inconsistency: barrier of epoch \(operation.epoch) left early")
+            readyBarriers[operation.epoch] = nil
             completedBarriers += 1
             epochCounts.removeFirst()
             if let released = held.removeValue(forKey: completedBarriers) {
@@ -123,7 +124,16 @@ struct OpQueueStateMachine {
         progressGeneration &+= 1
         let operation = entry.operation
         if operation.isBarrier {
-            readyBarriers[operation.epoch] = (entry, priority)
+            // Pushes can arrive out of order (they are made after the operation's lock is
+            // released): keep the entry with the newest ticket, and ignore barriers that are done.
+            if operation.epoch >= completedBarriers {
+                if let current = readyBarriers[operation.epoch],
+                   Int32(bitPattern: current.entry.ticket &- entry.ticket) > 0 {
+                    // The entry already there is newer.
+                } else {
+                    readyBarriers[operation.epoch] = (entry, priority)
+                }
+            }
         } else if operation.epoch > completedBarriers {
             held[operation.epoch, default: []].append((entry, priority))
         } else {

@@ -34,7 +34,13 @@ public enum OpDiagnostics {
     /// Receives every report, on the thread that detected the problem, outside the library's locks.
     public static var handler: @Sendable (Diagnostic) -> Void {
         get { storedHandler.withLockedValue { $0 } }
-        set { storedHandler.withLockedValue { $0 = newValue } }
+        set {
+            let old = storedHandler.withLockedValue { handler in
+                defer { handler = newValue }
+                return handler
+            }
+            withExtendedLifetime(old) {}   // released outside the lock
+        }
     }
 
     /// The default handler: writes the report to standard error.

@@ -1,0 +1,58 @@
+/// An operation that runs an `async` closure and keeps the value it returns, so that a caller can
+/// await the result the way it awaits a `Task`.
+///
+/// ``OpQueue/addOperation(_:)-(()async(throws)->Success)`` returns one:
+///
+/// ```swift
+/// let thumbnail = try await queue.addOperation { try await resize(image) }.value
+/// ```
+///
+/// It is an ``AsyncOp``: it holds its queue slot until the closure returns, its task is cancelled
+/// when the operation is, and it has dependencies, a priority and a completion block like any
+/// operation.
+public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable {
+    // @unchecked Sendable: `result` is guarded by the operation's stripe lock; `work` is immutable.
+    private let work: @Sendable () async throws -> Success
+    private var result: Success?
+
+    /// Creates an operation that runs `work` and keeps what it returns.
+    public init(_ work: @escaping @Sendable () async throws -> Success) {
+        self.work = work
+        super.init()
+    }
+
+    /// Runs the closure and keeps its value.
+    public override func execute() async throws {
+        let value = try await work()
+        withState { _ in result = value }
+    }
+
+    /// The value the closure returned, once the operation has finished.
+    ///
+    /// Awaiting it does not block a thread. Like `Task.value`, it keeps waiting if the awaiting
+    /// task is cancelled, and does not cancel the operation; use
+    /// ``value(cancellingOnTaskCancellation:)`` to pass the cancellation on.
+    ///
+    /// - Throws: The error the closure threw; `CancellationError` if the operation was cancelled
+    ///   before it ran (or ended on a dependency cycle, whose ``DependencyCycleError`` is thrown).
+    public var value: Success {
+        get async throws {
+            await waitUntilFinished()
+            return try outcome()
+        }
+    }
+
+    /// The value the closure returned, passing on the cancellation of the awaiting task to the
+    /// operation when `cancellingOnTaskCancellation` is `true`.
+    public func value(cancellingOnTaskCancellation: Bool) async throws -> Success {
+        await waitUntilFinished(cancellingOnTaskCancellation: cancellingOnTaskCancellation)
+        return try outcome()
+    }
+
+    private func outcome() throws -> Success {
+        let (result, error) = withState { machine in (self.result, machine.error) }
+        if let error { throw error }
+        guard let result else { throw CancellationError() }
+        return result
+    }
+}

@@ -1,0 +1,41 @@
+extension Op {
+    /// The operation whose `async` body the current task is running, if any.
+    @TaskLocal static var currentTaskOperation: Op?
+
+    /// Suspends until the operation is finished and its completion block has returned, without
+    /// blocking a thread.
+    ///
+    /// A thousand tasks can await a thousand operations on a handful of threads. Cancelling the
+    /// awaiting task does not end the wait and does not cancel the operation (as with `Task.value`);
+    /// use ``waitUntilFinished(cancellingOnTaskCancellation:)`` to pass the cancellation on.
+    ///
+    /// - Important: Awaiting an operation from its own body, or from an operation of a width-1
+    ///   queue on an operation waiting in the same queue, or from an operation it depends on, could
+    ///   never return; it traps with an explanation instead.
+    public final func waitUntilFinished() async {
+        if withState({ $0.lifecycle == .finished }) { return }
+        if let current = Op.currentTaskOperation {
+            WaitDeadlocks.checkWait(for: self, from: current, in: current.withState { $0.queue })
+        }
+        DependencyCycles.checkBeforeWaiting(for: self)
+        await withCheckedContinuation { continuation in
+            onCompletion { continuation.resume() }
+        }
+    }
+
+    /// Suspends until the operation is finished; if `cancellingOnTaskCancellation` is `true` and
+    /// the awaiting task is cancelled, the operation is cancelled too (and the wait then ends as
+    /// soon as the operation finishes, which a well-behaved operation does promptly).
+    public final func waitUntilFinished(cancellingOnTaskCancellation: Bool) async {
+        guard cancellingOnTaskCancellation else {
+            return await waitUntilFinished()
+        }
+        await withTaskCancellationHandler {
+            await waitUntilFinished()
+        } onCancel: {
+            // Not inline: the handler runs inside the task's cancellation, and cancel() notifies
+            // observers (user code).
+            WorkerPool.shared.submit { self.cancel() }
+        }
+    }
+}
