@@ -127,3 +127,37 @@ import Dispatch
         #expect(log.all == ["barrier", "after"])
     }
 }
+
+@Suite struct BarrierOrderingTests {
+    private final class Manual: AsyncOp, @unchecked Sendable {
+        // @unchecked Sendable: no state of its own.
+        override func execute() {}
+    }
+
+    @Test func aLateStaleBarrierEntryCannotHideTheCurrentOne() {
+        // The barrier becomes ready and an observer raises its priority (a newer entry) before the
+        // thread that made it ready pushes the older entry: the queue must keep the newer one.
+        let queue = OpQueue()
+        queue.isSuspended = true
+        queue.addBarrierBlock {}
+        let barrier = queue.operations.last!
+        let dependency = Manual()
+        dependency.start()
+        barrier.addDependency(dependency)
+        queue.isSuspended = false
+        blockThread(milliseconds: 50)   // the queue tries the barrier and finds it not ready
+        queue.isSuspended = true
+        let token = barrier.observe(\.isReady, options: [.new]) { op, change in
+            if change.newValue == true { op.queuePriority = .high }
+        }
+        dependency.finish()
+        queue.isSuspended = false
+        let done = Gate()
+        DispatchQueue.global().async {
+            queue.waitUntilAllOperationsAreFinished()
+            done.open()
+        }
+        #expect(done.wait())
+        token.invalidate()
+    }
+}

@@ -74,3 +74,49 @@ import Glibc
         #expect(count.withLockedValue { $0 } == 20)
     }
 }
+
+@Suite struct CompletionBlockLifetimeTests {
+    /// Reads the operation's name when it is released.
+    private final class Canary: @unchecked Sendable {
+        // @unchecked Sendable: immutable.
+        let op: Op
+        init(_ op: Op) { self.op = op }
+        deinit { _ = op.name }
+    }
+
+    @Test func replacingACompletionBlockReleasesTheOldOneOutsideTheLock() {
+        // Releasing the old block runs deinit code that uses the operation; under the operation's
+        // lock it would deadlock.
+        let op = BlockOp {}
+        do {
+            let canary = Canary(op)
+            op.completionBlock = { _ = canary }
+        }
+        op.completionBlock = nil
+        #expect(op.completionBlock == nil)
+    }
+
+    @Test func aCompletionBlockCanWaitForItsOwnOperation() {
+        let returned = Gate()
+        let op = BlockOp {}
+        op.completionBlock = { [unowned op] in
+            op.waitUntilFinished()   // it is finished: returns at once
+            returned.open()
+        }
+        OpQueue().addOperation(op)
+        #expect(returned.wait())
+    }
+
+    @Test func aCompletionBlockWaitingForItsQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.name = "busy"
+            let op = BlockOp {}
+            op.name = "done"
+            op.completionBlock = { queue.waitUntilAllOperationsAreFinished() }
+            queue.addOperation(op)
+            try? await Task.sleep(for: .seconds(5))
+        }
+        expectStandardError(of: result, toContain: ["OpQueue \"busy\"", "completion block", "\"done\"", "cannot empty"])
+    }
+}

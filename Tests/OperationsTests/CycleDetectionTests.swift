@@ -2,21 +2,25 @@ import Testing
 import Dispatch
 @testable import Operations
 
-@Suite(.serialized) struct CycleDetectionTests {
-    /// Collects diagnostics instead of printing them, for the duration of `body`.
-    private func collectingDiagnostics(_ body: () -> Void) -> [OpDiagnostics.Diagnostic] {
-        let collected = EventLog<OpDiagnostics.Diagnostic>()
-        let previous = OpDiagnostics.handler
-        OpDiagnostics.handler = { collected.append($0) }
+@Suite struct CycleDetectionTests {
+    /// A prefix that makes this test's operation names (and so its diagnostics) its own.
+    let token = uniqueToken("cycle")
+
+    /// Runs `body` and returns the diagnostics reported about this test's operations.
+    private func collectingDiagnostics(_ body: () -> Void) -> [String] {
+        let recorder = DiagnosticsRecorder.shared
         body()
-        OpDiagnostics.handler = previous
-        return collected.all
+        return recorder.reports(mentioning: token)
     }
 
     private func named(_ name: String) -> BlockOp {
         let op = BlockOp { Issue.record("an operation on a cycle must not run") }
-        op.name = name
+        op.name = "\(token)-\(name)"
         return op
+    }
+
+    private func described(_ name: String) -> String {
+        "BlockOp \"\(token)-\(name)\""
     }
 
     @Test func closingACycleEndsEveryOperationOnItWithAnErrorNamingThem() {
@@ -31,12 +35,12 @@ import Dispatch
             #expect(op.isCancelled)
             let error = op.error as? DependencyCycleError
             #expect(error != nil)
-            #expect(Set(error?.operations ?? []) == ["BlockOp \"a\"", "BlockOp \"b\"", "BlockOp \"c\""])
+            #expect(Set(error?.operations ?? []) == [described("a"), described("b"), described("c")])
         }
         let cycle = (a.error as? DependencyCycleError)?.operations ?? []
-        #expect(cycle == ["BlockOp \"a\"", "BlockOp \"c\"", "BlockOp \"b\""])
+        #expect(cycle == [described("a"), described("c"), described("b")])
         #expect(diagnostics.count == 1)
-        #expect("\(diagnostics.first.map { "\($0)" } ?? "")".contains("Dependency cycle: BlockOp \"a\" → BlockOp \"c\" → BlockOp \"b\" → BlockOp \"a\""))
+        #expect(diagnostics.first?.contains("Dependency cycle: \(described("a")) → \(described("c")) → \(described("b")) → \(described("a"))") == true)
     }
 
     @Test func operationsOutsideTheCycleAreUnaffected() {
@@ -147,8 +151,7 @@ import Dispatch
     }
 
     @Test func explicitCheckThrowsTheCycleBeforeAnythingRuns() {
-        let compile = BlockOp {}, link = BlockOp {}, test = BlockOp {}
-        compile.name = "compile"; link.name = "link"; test.name = "test"
+        let compile = named("compile"), link = named("link"), test = named("test")
         link.addDependency(compile)
         test.addDependency(link)
         #expect(throws: Never.self) { try Op.checkForDependencyCycles(in: [compile, link, test]) }
@@ -162,7 +165,7 @@ import Dispatch
         do {
             try Op.checkForDependencyCycles(in: [link])
         } catch {
-            #expect(Set(error.operations) == ["BlockOp \"compile\"", "BlockOp \"link\"", "BlockOp \"test\""])
+            #expect(Set(error.operations) == [described("compile"), described("link"), described("test")])
             #expect(error.description.contains("Remove one of these dependencies"))
         }
     }
@@ -199,17 +202,17 @@ import Dispatch
     @Test func waitingForAnOperationOnAnUndetectedCycleEndsTheCycle() {
         // Build a long cycle through a forward edge while a backward edge exists elsewhere: the
         // quick search gives up, and the wait finds it.
-        let keeper = BlockOp {}
-        let newer = BlockOp {}
+        let keeper = named("keeper")
+        let newer = named("newer")
         keeper.addDependency(newer)   // one backward edge, pending
 
         var ops: [Op] = []
-        for _ in 0..<(DependencyCycles.forwardSearchLimit * 4) {
-            let op = BlockOp {}
+        for index in 0..<(DependencyCycles.forwardSearchLimit * 4) {
+            let op = named("link\(index)")
             if let last = ops.last { last.addDependency(op) }   // backward edges: each waits for a newer one
             ops.append(op)
         }
-        let closing = BlockOp {}
+        let closing = named("closing")
         ops.last!.addDependency(closing)
         // `closing` is newest; making it wait for the first (oldest) is a forward edge that closes
         // a cycle longer than the forward search limit.
@@ -223,5 +226,67 @@ import Dispatch
         #expect(ops.allSatisfy { $0.error is DependencyCycleError })
         #expect(collected.count == 1)
         _ = keeper
+    }
+}
+
+@Suite struct StalledQueueCycleTests {
+    let token = uniqueToken("stall")
+
+    @Test func aCycleClosedAfterTheQueueStalledIsFound() {
+        let recorder = DiagnosticsRecorder.shared
+
+        let queue = OpQueue()
+        let external = BlockOp {}   // never started: the queue stalls legitimately first
+        let x = BlockOp {}
+        x.name = "\(token)-x"
+        var chain: [Op] = []
+        for index in 0..<40 {
+            let op = BlockOp {}
+            op.name = "\(token)-\(index)"
+            if let last = chain.last { op.addDependency(last) }
+            chain.append(op)
+        }
+        x.addDependency(chain.last!)          // backward edge
+        chain[0].addDependency(external)
+        queue.addOperations([x] + chain, waitUntilFinished: false)
+        blockThread(milliseconds: 150)        // the stall check runs and finds no cycle
+        #expect(!x.isFinished)
+        chain[0].addDependency(x)             // closes a cycle longer than the quick search
+        chain[0].removeDependency(external)
+        let done = Gate()
+        DispatchQueue.global().async {
+            queue.waitUntilAllOperationsAreFinished()
+            done.open()
+        }
+        #expect(done.wait())
+        #expect(x.error is DependencyCycleError)
+        #expect(chain.allSatisfy { $0.error is DependencyCycleError })
+        #expect(recorder.reports(mentioning: token).count == 1)
+    }
+
+    @Test func aCycleThroughABarrierIsFound() {
+        let recorder = DiagnosticsRecorder.shared
+
+        // `early` was added before the barrier, `late` after it; early waits for late, which waits
+        // for the barrier, which waits for early.
+        let queue = OpQueue()
+        queue.isSuspended = true
+        let early = BlockOp { Issue.record("an operation on a cycle must not run") }
+        early.name = "\(token)-early"
+        queue.addOperation(early)
+        queue.addBarrierBlock { Issue.record("a barrier on a cycle must not run") }
+        let late = BlockOp { Issue.record("an operation on a cycle must not run") }
+        late.name = "\(token)-late"
+        queue.addOperation(late)
+        early.addDependency(late)
+        queue.isSuspended = false
+        let done = Gate()
+        DispatchQueue.global().async {
+            queue.waitUntilAllOperationsAreFinished()
+            done.open()
+        }
+        #expect(done.wait())
+        #expect(early.error is DependencyCycleError && late.error is DependencyCycleError)
+        #expect(recorder.reports(mentioning: token).count == 1)
     }
 }

@@ -120,3 +120,35 @@ import Dispatch
         #expect(a.isFinished)
     }
 }
+
+@Suite struct ReleaseRaceTests {
+    /// An asynchronous operation that only finishes when told to.
+    private final class Manual: AsyncOp, @unchecked Sendable {
+        // @unchecked Sendable: no state of its own.
+        override func execute() {}
+    }
+
+    @Test func releasingAChainWhileItsDependencyFinishesIsSafe() {
+        // A depends on B, B on X. The thread releasing A releases B while X finishes on another
+        // thread and tells B: B must never be taken apart while it is still alive.
+        let finisher = DispatchQueue(label: "finisher")
+        for _ in 0..<5_000 {
+            let x = Manual()
+            x.start()
+            var a: BlockOp? = BlockOp {}
+            do {
+                let b = BlockOp {}
+                b.addDependency(x)
+                a!.addDependency(b)
+            }
+            let finished = DispatchSemaphore(value: 0)
+            finisher.async {
+                x.finish()
+                finished.signal()
+            }
+            a = nil
+            finished.wait()
+        }
+        #expect(Bool(true))   // reaching here without a crash is the assertion
+    }
+}

@@ -1,5 +1,8 @@
 import Testing
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Operations
 
 /// Every programmer error traps with a message that names the operation or queue and says what
@@ -112,6 +115,29 @@ import Dispatch
             OpQueue.main.underlyingQueue = DispatchQueue(label: "other")
         }
         expectStandardError(of: result, toContain: ["OpQueue.main", "cannot be changed"])
+    }
+
+    @Test func changingTheMainQueuesWidthTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            OpQueue.main.maxConcurrentOperationCount = 4
+        }
+        expectStandardError(of: result, toContain: ["OpQueue.main", "one operation at a time", "Create your own OpQueue"])
+    }
+
+    @Test func blockOpsFinishWhenThePoolIsAtItsThreadLimit() async {
+        // With as many threads as cores, every worker can be inside a BlockOp waiting for its
+        // other blocks: the waiting thread runs them itself.
+        await #expect(processExitsWith: .success) {
+            setenv("OPERATIONS_MAX_THREADS", "2", 1)
+            let queue = OpQueue()
+            for _ in 0..<8 {
+                let op = BlockOp { usleep(20_000) }
+                op.addExecutionBlock { usleep(20_000) }
+                queue.addOperation(op)
+            }
+            await queue.waitUntilAllOperationsAreFinished()
+            exit(0)
+        }
     }
 
     @Test func observingAnUnsupportedQueuePropertyTraps() async {

@@ -215,3 +215,43 @@ import Dispatch
         #expect(queue.description == "OpQueue \"downloads\"")
     }
 }
+
+@Suite struct StaleEntryTests {
+    private struct Weak: @unchecked Sendable {
+        // @unchecked Sendable: read only by the test's thread after the queue is idle.
+        weak var object: Op?
+    }
+
+    @Test func aStaleEntryDoesNotKeepAFinishedOperationAlive() {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.isSuspended = true
+        var weak = Weak()
+        do {
+            let op = BlockOp { OpQueue.current?.isSuspended = true }
+            weak.object = op
+            queue.addOperation(op)
+            op.queuePriority = .high       // a newer entry; the first one is stale
+            queue.isSuspended = false
+            op.waitUntilFinished()
+        }
+        #expect(eventually { weak.object == nil })
+    }
+
+    @Test func togglingPrioritiesWhileSuspendedStaysCorrect() {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.isSuspended = true
+        let log = EventLog<String>()
+        let a = BlockOp { log.append("a") }
+        let b = BlockOp { log.append("b") }
+        queue.addOperations([a, b], waitUntilFinished: false)
+        for round in 0..<1_000 {
+            a.queuePriority = round.isMultiple(of: 2) ? .high : .low
+            b.queuePriority = round.isMultiple(of: 2) ? .low : .high
+        }
+        queue.isSuspended = false
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(log.all == ["b", "a"])   // the last round left b high
+    }
+}

@@ -39,6 +39,8 @@ extension Op {
             deliverChanges()
             if counted {
                 DependencyCycles.checkNewEdge(dependent: self, dependency: operation)
+                // The quick search may not see a long cycle: let the queue look again if it stalls.
+                withState { $0.queue }?.rearmStallCheck()
             }
         }
     }
@@ -64,6 +66,7 @@ extension Op {
         guard let action else { return }
         deliverChanges()
         performReadiness(action)
+        withState { $0.queue }?.rearmStallCheck()
     }
 
     /// Runs `body` with the locks of this operation and `other` held.

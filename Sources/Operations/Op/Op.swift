@@ -52,6 +52,10 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     final var epoch = 0
     /// Whether the queue treats the operation as a barrier (set before it is enqueued).
     final var isBarrier = false
+    /// Whether the operation's queue holds a live (not stale) ready-list entry for it (queue lock).
+    final var hasLiveReadyEntry = false
+    /// The ticket of that entry; entries with other tickets are stale (queue lock).
+    final var readyTicket: UInt32 = 0
 
     enum Flags {
         static let cancelled: UInt8 = 1 << 0

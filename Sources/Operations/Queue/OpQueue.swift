@@ -181,15 +181,18 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// Lowering it does not stop running operations. `1` makes the queue run one operation at a
     /// time, in priority order among the ready ones (not necessarily in the order they were added:
-    /// use dependencies for that).
+    /// use dependencies for that). `0` starts nothing, like a suspended queue.
     ///
     /// - Important: Negative values other than ``defaultMaxConcurrentOperationCount`` are a
-    ///   programmer error and trap.
+    ///   programmer error and trap, and so is changing the width of ``main``.
     public var maxConcurrentOperationCount: Int {
         get { withLock { machine.maxConcurrentOperationCount } }
         set {
             if newValue < 0 && newValue != OpQueue.defaultMaxConcurrentOperationCount {
                 misuse("maxConcurrentOperationCount of \(self) was set to \(newValue). Use a positive count, or OpQueue.defaultMaxConcurrentOperationCount (-1) to let the queue decide.")
+            }
+            if isMainQueue && newValue != 1 {
+                misuse("maxConcurrentOperationCount of OpQueue.main was set to \(newValue); the main queue runs one operation at a time on DispatchQueue.main. Create your own OpQueue for work that may run in parallel.")
             }
             updateSetting(.maxConcurrentOperationCount) { machine in
                 let old = machine.maxConcurrentOperationCount
@@ -345,15 +348,17 @@ extension OpQueue {
 
     /// A member is finished for good and leaves the queue.
     final func operationDidLeave(_ operation: Op) {
-        let (action, changes, stallCheck): (OpQueueStateMachine.Action, QueueChanges, UInt64?) = withLock {
+        let (action, changes, stallCheck, discarded): (OpQueueStateMachine.Action, QueueChanges, UInt64?, [ReadyLists.Entry]) = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
             let action = machine.removeMember(operation)
+            let discarded = machine.takeDiscarded()
             registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
             var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
             changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
-            return (action, changes, machine.stallCheckIfNeeded())
+            return (action, changes, machine.stallCheckIfNeeded(), discarded)
         }
+        withExtendedLifetime(discarded) {}
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         progress.operationFinished()
         if action.requestDrainer { startDrainer() }
@@ -362,6 +367,16 @@ extension OpQueue {
             waiter()
         }
         withExtendedLifetime(action.departed) {}
+    }
+
+    /// Checks the queue for a stall again (after a dependency of one of its operations changed,
+    /// which may have made or broken a cycle).
+    final func rearmStallCheck() {
+        let generation: UInt64? = withLock {
+            machine.noteGraphChanged()
+            return machine.stallCheckIfNeeded()
+        }
+        if let generation { scheduleStallCheck(generation: generation) }
     }
 
     /// How long a queue must stay stalled before its waiting operations are searched for cycles.
@@ -377,8 +392,13 @@ extension OpQueue {
                 return
             case .later(let newGeneration):
                 self.scheduleStallCheck(generation: newGeneration)
-            case .scan(let members):
-                for cycle in DependencyCycles.cycles(from: members, successors: DependencyCycles.blockingDependencies) {
+            case .scan(let members, let barrierEdges):
+                // Besides dependencies, a barrier waits for the operations of its epoch, and an
+                // operation of a later epoch waits for the barrier before it.
+                let successors: (Op) -> [Op] = { operation in
+                    DependencyCycles.blockingDependencies(of: operation) + (barrierEdges[ObjectIdentifier(operation)] ?? [])
+                }
+                for cycle in DependencyCycles.cycles(from: members, successors: successors) {
                     DependencyCycles.end(cycle: cycle)
                 }
             }
@@ -410,11 +430,13 @@ extension OpQueue {
         let started = DispatchTime.now().uptimeNanoseconds
         var releasing = false
         while true {
-            let (next, stallCheck) = withLock {
+            let (next, stallCheck, discarded) = withLock {
                 let next = machine.next(releasingSlot: releasing)
-                if case .stop = next { return (next, machine.stallCheckIfNeeded()) }
-                return (next, nil)
+                let discarded = machine.takeDiscarded()   // released below, outside the lock
+                if case .stop = next { return (next, machine.stallCheckIfNeeded(), discarded) }
+                return (next, nil, discarded)
             }
+            withExtendedLifetime(discarded) {}
             if let stallCheck { scheduleStallCheck(generation: stallCheck) }
             guard case .run(let entry, let requestDrainer) = next else { return }
             if requestDrainer { startDrainer() }

@@ -13,6 +13,8 @@ extension OpQueueStateMachine {
                      "Internal inconsistency: epochs \(epochCounts) and \(pendingBarriers) barriers for \(members.count) members")
         precondition(readyBarriers.keys.allSatisfy { $0 >= completedBarriers }, "Internal inconsistency: a ready barrier of a past epoch")
         precondition(held.keys.allSatisfy { $0 > completedBarriers }, "Internal inconsistency: held operations of a current epoch")
+        precondition(staleEntries >= 0 && staleEntries <= readyCount,
+                     "Internal inconsistency: \(staleEntries) stale of \(readyCount) ready entries")
         members.checkInvariants()
     }
 }

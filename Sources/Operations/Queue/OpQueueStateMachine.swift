@@ -42,6 +42,16 @@ struct OpQueueStateMachine {
         case stop
     }
 
+    /// Stale ready-list entries dropped by the last event; the storage releases them after
+    /// unlocking (an entry may hold the last reference to a finished operation).
+    private(set) var discarded: [Entry] = []
+
+    /// Hands over the discarded entries.
+    mutating func takeDiscarded() -> [Entry] {
+        defer { discarded = [] }
+        return discarded
+    }
+
     /// The width set by the user; negative means "as many as the system sees fit".
     private(set) var maxConcurrentOperationCount = OpQueue.defaultMaxConcurrentOperationCount
     private(set) var isSuspended = false
@@ -49,6 +59,11 @@ struct OpQueueStateMachine {
     private(set) var pendingDrainers = 0
     private(set) var members = MemberList()
     private var ready = ReadyLists()
+
+    /// Entries on the ready lists, live and stale.
+    var readyCount: Int { ready.count }
+    /// Entries in `ready` that are not their operation's live entry.
+    private(set) var staleEntries = 0
     private var waiters: [@Sendable () -> Void] = []
 
     // Barriers.
@@ -104,8 +119,10 @@ struct OpQueueStateMachine {
             if let released = held.removeValue(forKey: completedBarriers) {
                 for item in released {
                     ready.push(item.entry, priority: item.priority)
+                    if !Self.isLive(item.entry) { staleEntries += 1 }
                 }
             }
+            compactIfNeeded()
         } else {
             epochCounts[operation.epoch - completedBarriers] -= 1
         }
@@ -134,10 +151,25 @@ struct OpQueueStateMachine {
                     readyBarriers[operation.epoch] = (entry, priority)
                 }
             }
-        } else if operation.epoch > completedBarriers {
-            held[operation.epoch, default: []].append((entry, priority))
         } else {
-            ready.push(entry, priority: priority)
+            // Track which entry is the operation's live one (the newest ticket); when there are
+            // two, the other is stale. Pushes may arrive out of ticket order.
+            let isHeld = operation.epoch > completedBarriers
+            if operation.hasLiveReadyEntry {
+                // Entries in `held` are counted when their epoch moves them to the ready lists.
+                if !isHeld { staleEntries += 1 }
+                if Int32(bitPattern: entry.ticket &- operation.readyTicket) > 0 {
+                    operation.readyTicket = entry.ticket
+                }
+            } else {
+                operation.readyTicket = entry.ticket
+                operation.hasLiveReadyEntry = true
+            }
+            if isHeld {
+                held[operation.epoch, default: []].append((entry, priority))
+            } else {
+                ready.push(entry, priority: priority)
+            }
         }
         return requestDrainerIfNeeded(callerWillPoll: callerWillPoll)
     }
@@ -149,7 +181,31 @@ struct OpQueueStateMachine {
     }
 
     private var hasStartableOperation: Bool {
-        !ready.isEmpty || runnableBarrier != nil
+        ready.count > staleEntries || runnableBarrier != nil
+    }
+
+    /// Whether `entry` is its operation's live entry (not stale).
+    private static func isLive(_ entry: Entry) -> Bool {
+        entry.operation.hasLiveReadyEntry && entry.ticket == entry.operation.readyTicket
+    }
+
+    /// Accounts for a popped entry; returns whether it was live.
+    private mutating func consume(_ entry: Entry) -> Bool {
+        if Self.isLive(entry) {
+            entry.operation.hasLiveReadyEntry = false
+            return true
+        }
+        staleEntries -= 1
+        return false
+    }
+
+    /// Drops stale entries when they outnumber the live ones (or when nothing else is left), so
+    /// that they neither pile up nor keep finished operations alive.
+    private mutating func compactIfNeeded() {
+        guard staleEntries > 0, staleEntries * 2 > ready.count || ready.count == staleEntries else { return }
+        let dropped = ready.compact(keeping: Self.isLive)
+        staleEntries -= dropped.count
+        discarded.append(contentsOf: dropped)
     }
 
     private var canStartMore: Bool {
@@ -179,13 +235,21 @@ struct OpQueueStateMachine {
             releaseSlotLocked()
         }
         guard canStartMore else { return .stop }
-        let entry: Entry
+        var next: Entry?
         if let barrier = runnableBarrier {
             readyBarriers[completedBarriers] = nil
-            entry = barrier.entry
+            next = barrier.entry
         } else {
-            entry = ready.pop()!
+            while let candidate = ready.pop() {
+                if consume(candidate) {
+                    next = candidate
+                    break
+                }
+                discarded.append(candidate)
+            }
+            compactIfNeeded()
         }
+        guard let entry = next else { return .stop }
         runningCount += 1
         progressGeneration &+= 1
         let more = requestDrainerIfNeeded(callerWillPoll: false)
@@ -239,8 +303,10 @@ struct OpQueueStateMachine {
         case none
         /// The queue is stalled again after some progress: check again later, with this generation.
         case later(UInt64)
-        /// The queue has been stalled all along: look for cycles among these members.
-        case scan([Op])
+        /// The queue has been stalled all along: look for cycles among these members, with these
+        /// implicit edges of barriers (each barrier waits for its epoch's members, each member of a
+        /// later epoch for the barrier before it).
+        case scan([Op], barrierEdges: [ObjectIdentifier: [Op]])
     }
 
     mutating func stallCheckFired(generation: UInt64) -> StallCheck {
@@ -250,7 +316,36 @@ struct OpQueueStateMachine {
             stallCheckPending = true
             return .later(progressGeneration)
         }
-        return .scan(members.elements)
+        let elements = members.elements
+        return .scan(elements, barrierEdges: barrierEdges(of: elements))
+    }
+
+    /// The edges barriers add to the wait-for graph of `elements`, the queue's members.
+    private func barrierEdges(of elements: [Op]) -> [ObjectIdentifier: [Op]] {
+        guard barrierCount > completedBarriers else { return [:] }
+        var barriers: [Int: Op] = [:]
+        for operation in elements where operation.isBarrier {
+            barriers[operation.epoch] = operation
+        }
+        var edges: [ObjectIdentifier: [Op]] = [:]
+        for operation in elements {
+            if operation.isBarrier {
+                continue
+            }
+            if let barrier = barriers[operation.epoch] {
+                edges[ObjectIdentifier(barrier), default: []].append(operation)
+            }
+            if operation.epoch > completedBarriers, let previous = barriers[operation.epoch - 1] {
+                edges[ObjectIdentifier(operation), default: []].append(previous)
+            }
+        }
+        return edges
+    }
+
+    /// A dependency of a member changed: a stall seen before may have become a cycle, so the next
+    /// stall check counts as new progress.
+    mutating func noteGraphChanged() {
+        progressGeneration &+= 1
     }
 
     // MARK: Waiting

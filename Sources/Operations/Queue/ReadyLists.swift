@@ -1,9 +1,9 @@
 /// The ready operations of a queue: one first-in, first-out list per priority.
 ///
 /// Pushing and popping are O(1); popping takes the oldest entry of the highest non-empty
-/// priority. An entry may be stale (its operation's priority changed, so a newer entry exists,
-/// or it started some other way); the operation refuses a stale entry when the queue tries to
-/// start it, so nothing is ever searched or removed from the middle.
+/// priority. An entry may be stale (its operation's priority changed, so a newer entry exists);
+/// the scheduler drops stale entries when it pops them and compacts the lists when they pile up,
+/// so nothing is ever searched or removed from the middle on the hot path.
 struct ReadyLists {
     /// One ready-list entry.
     struct Entry {
@@ -23,6 +23,20 @@ struct ReadyLists {
     mutating func push(_ entry: Entry, priority: Op.QueuePriority) {
         lists[priority.readyListIndex].append(entry)
         count += 1
+    }
+
+    /// Keeps only the entries for which `isLive` is true, in order; returns the others.
+    mutating func compact(keeping isLive: (Entry) -> Bool) -> [Entry] {
+        var dropped: [Entry] = []
+        for index in lists.indices {
+            var kept = RingBuffer<Entry>()
+            for entry in lists[index].removeAll() {
+                if isLive(entry) { kept.append(entry) } else { dropped.append(entry) }
+            }
+            lists[index] = kept
+        }
+        count -= dropped.count
+        return dropped
     }
 
     mutating func pop() -> Entry? {

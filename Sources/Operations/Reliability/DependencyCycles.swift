@@ -103,10 +103,11 @@ enum DependencyCycles {
         // Mark every operation first, then act: ending one operation lets its dependents on the
         // cycle become ready, and they must already be cancelled by then so that none runs.
         let actions = cycle.map { operation in (operation, operation.markFailed(with: error)) }
+        // Reported before the operations finish, so that whoever waits for them sees the report.
+        OpDiagnostics.report(.dependencyCycle(error))
         for (operation, action) in actions {
             operation.performFail(action)
         }
-        OpDiagnostics.report(.dependencyCycle(error))
     }
 
     // MARK: Strongly connected components

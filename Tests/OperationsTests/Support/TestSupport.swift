@@ -87,3 +87,28 @@ final class RecordingOp: Op, @unchecked Sendable {
 func check(_ condition: Bool, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(condition, comment, sourceLocation: sourceLocation)
 }
+
+/// Collects every diagnostic the library reports during the test run. It is installed once and
+/// never removed, so suites running in parallel do not swap the global handler under each other;
+/// each test picks out the reports about its own operations by a unique name prefix.
+final class DiagnosticsRecorder: Sendable {
+    static let shared: DiagnosticsRecorder = {
+        let recorder = DiagnosticsRecorder()
+        OpDiagnostics.handler = { recorder.reports.append("\($0)") }
+        return recorder
+    }()
+
+    private let reports = EventLog<String>()
+
+    private init() {}
+
+    /// The reports that mention `token`.
+    func reports(mentioning token: String) -> [String] {
+        reports.all.filter { $0.contains(token) }
+    }
+}
+
+/// A prefix for operation names that no other test uses.
+func uniqueToken(_ label: String = "t") -> String {
+    "\(label)\(UInt64.random(in: 0..<UInt64.max))"
+}
