@@ -7,9 +7,10 @@ import Synchronization
 /// is older than its dependent ("forward") can only close a cycle if the graph already has an edge
 /// the other way ("backward"): following dependencies only ever goes to older operations
 /// otherwise. So the library counts the backward edges that still hold an operation back. A new
-/// backward edge is searched up to ``searchLimit`` operations; a new forward edge only while the
-/// count is not zero, and only up to ``forwardSearchLimit`` operations, so that building a long
-/// chain stays linear. The search follows only dependencies that hold back a pending, uncancelled
+/// backward edge is searched up to ``searchLimit`` operations. A new forward edge can only close a
+/// cycle through a backward edge whose dependency is at least as new as the new edge's dependent,
+/// so it is searched (up to ``forwardSearchLimit`` operations) only when such an edge may exist:
+/// building a chain in creation order never searches. The search follows only dependencies that hold back a pending, uncancelled
 /// operation.
 ///
 /// **Later.** A cycle the quick search missed is found when a queue holding its operations stalls
@@ -19,6 +20,10 @@ enum DependencyCycles {
     /// Backward edges (dependency created after its dependent) that still hold an operation back.
     /// Relaxed: it only decides whether a search is worth making.
     static let backwardEdges = Atomic<Int>(0)
+
+    /// The newest operation (by serial) that a backward edge ever pointed to. Never decreases;
+    /// relaxed like ``backwardEdges``.
+    static let newestBackwardDependency = Atomic<UInt64>(0)
 
     /// The most operations a search on a new backward edge visits.
     static let searchLimit = 2_000
@@ -67,7 +72,11 @@ enum DependencyCycles {
         let isBackward = dependency.serial > dependent.serial
         if isBackward {
             backwardEdges.add(1, ordering: .relaxed)
-        } else if backwardEdges.load(ordering: .relaxed) == 0 {
+            newestBackwardDependency.max(dependency.serial, ordering: .relaxed)
+        } else if backwardEdges.load(ordering: .relaxed) == 0
+                    || dependent.serial > newestBackwardDependency.load(ordering: .relaxed) {
+            // A cycle through a forward edge needs a backward edge whose dependency is at least as
+            // new as the dependent (the path must climb back up to it): there is none.
             return
         }
         // A cycle exists if the dependency (transitively) waits for the dependent, which must
