@@ -9,6 +9,20 @@ import Operations
 //     swift run -c release compare chain      workloads whose name contains "chain"
 //     REPEAT=5 swift run -c release compare   best of 5 runs (default 3)
 
+// `compare profile <workload>` runs only our side of one workload ten times (for a profiler).
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "profile" {
+    let workload = CommandLine.arguments[2]
+    for _ in 0..<10 {
+        switch workload {
+        case "independent": Workloads.oursIndependent(100_000)
+        case "width-1": Workloads.oursSerial(100_000)
+        case "chain": Workloads.oursChain(10_000)
+        default: fatalError("unknown workload \(workload)")
+        }
+    }
+    exit(0)
+}
+
 let filter = CommandLine.arguments.dropFirst().first
 let repetitions = Int(ProcessInfo.processInfo.environment["REPEAT"] ?? "") ?? 3
 var report = Report()

@@ -56,7 +56,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     // @unchecked Sendable: `task` is guarded by the operation's stripe lock; `body` is immutable.
 
     private let body: (@Sendable () async throws -> Void)?
-    private final var task: Task<Void, Never>?
+    @exclusivity(unchecked) private final var task: Task<Void, Never>?
 
     /// Creates an asynchronous operation; override one of the `execute()` methods.
     public override init() {

@@ -15,9 +15,11 @@
 /// the blocks one after another.) To run closures one after another, add them as separate
 /// operations to a queue with ``OpQueue/maxConcurrentOperationCount`` 1.
 open class BlockOp: Op, @unchecked Sendable {
-    // @unchecked Sendable: `blocks` is guarded by the operation's stripe lock, like the rest of
-    // its state, so adding a block and starting the operation are ordered.
-    private final var blocks: [@Sendable () -> Void] = []
+    // @unchecked Sendable: `firstBlock` and `otherBlocks` are written with the operation's stripe
+    // lock held, and only while it is pending; `main()` reads them after the start transition,
+    // which took the same lock, so it sees every block and none can be added any more.
+    @exclusivity(unchecked) private final var firstBlock: (@Sendable () -> Void)?
+    @exclusivity(unchecked) private final var otherBlocks: [@Sendable () -> Void] = []
 
     /// Creates an operation with no blocks yet; add them with ``addExecutionBlock(_:)``.
     public override init() {
@@ -26,7 +28,7 @@ open class BlockOp: Op, @unchecked Sendable {
 
     /// Creates an operation that runs `block`.
     public init(block: @escaping @Sendable () -> Void) {
-        blocks = [block]
+        firstBlock = block
         super.init()
     }
 
@@ -38,7 +40,11 @@ open class BlockOp: Op, @unchecked Sendable {
     public final func addExecutionBlock(_ block: @escaping @Sendable () -> Void) {
         let accepted = withState { machine -> Bool in
             guard machine.lifecycle == .pending else { return false }
-            blocks.append(block)
+            if firstBlock == nil {
+                firstBlock = block
+            } else {
+                otherBlocks.append(block)
+            }
             return true
         }
         if !accepted {
@@ -48,32 +54,36 @@ open class BlockOp: Op, @unchecked Sendable {
 
     /// The closures the operation runs, in the order they were added.
     public final var executionBlocks: [@Sendable () -> Void] {
-        withState { _ in blocks }
+        withState { _ in allBlocks }
+    }
+
+    private final var allBlocks: [@Sendable () -> Void] {
+        guard let firstBlock else { return [] }
+        return [firstBlock] + otherBlocks
     }
 
     /// Runs every block, concurrently, and returns when the last one has returned.
     open override func main() {
-        let blocks = withState { _ in self.blocks }
-        switch blocks.count {
-        case 0:
+        // No lock needed: see the note on Sendable above.
+        guard let firstBlock else { return }
+        if otherBlocks.isEmpty {
+            firstBlock()
             return
-        case 1:
-            blocks[0]()
-        default:
-            let group = ConcurrentBlocks(blocks)
-            let queue = OpQueue.currentQueue.value
-            for _ in 1..<blocks.count {
-                // The other blocks see the same context as the first: this operation, its queue.
-                WorkerPool.shared.submit { [self] in
-                    Op.currentOperation.withValue(self) {
-                        OpQueue.currentQueue.withValue(queue) {
-                            _ = group.runNext()
-                        }
+        }
+        let blocks = allBlocks
+        let group = ConcurrentBlocks(blocks)
+        let queue = OpQueue.currentQueue.value
+        for _ in 1..<blocks.count {
+            // The other blocks see the same context as the first: this operation, its queue.
+            WorkerPool.shared.submit { [self] in
+                Op.currentOperation.withValue(self) {
+                    OpQueue.currentQueue.withValue(queue) {
+                        _ = group.runNext()
                     }
                 }
             }
-            group.runNext()
-            group.waitForAll()
         }
+        group.runNext()
+        group.waitForAll()
     }
 }

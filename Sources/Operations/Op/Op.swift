@@ -35,10 +35,10 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     // mirror of the machine for lock-free reads; `queueSlot`, `epoch` and `isBarrier` belong to
     // the queue the operation is in and are only touched with that queue's lock held.
 
-    final var machine = OpStateMachine()
-    private final var storedName: String?
-    private final var storedQualityOfService: DispatchQoS.QoSClass = .default
-    private final var registry: ObserverRegistry?
+    @exclusivity(unchecked) final var machine = OpStateMachine()
+    @exclusivity(unchecked) private final var storedName: String?
+    @exclusivity(unchecked) private final var storedQualityOfService: DispatchQoS.QoSClass = .default
+    @exclusivity(unchecked) private final var registry: ObserverRegistry?
     final let flags = Atomic<UInt8>(Flags.ready)
     final let isAsynchronousStorage: Bool
     /// The order of creation, used to make cycle detection on new dependencies cheap.
@@ -47,15 +47,15 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     private static let serialCounter = Atomic<UInt64>(0)
 
     /// The operation's position in its queue's member list (queue lock).
-    final var queueSlot = -1
+    @exclusivity(unchecked) final var queueSlot = -1
     /// How many barriers of its queue were added before the operation (queue lock).
-    final var epoch = 0
+    @exclusivity(unchecked) final var epoch = 0
     /// Whether the queue treats the operation as a barrier (set before it is enqueued).
-    final var isBarrier = false
+    @exclusivity(unchecked) final var isBarrier = false
     /// Whether the operation's queue holds a live (not stale) ready-list entry for it (queue lock).
-    final var hasLiveReadyEntry = false
+    @exclusivity(unchecked) final var hasLiveReadyEntry = false
     /// The ticket of that entry; entries with other tickets are stale (queue lock).
-    final var readyTicket: UInt32 = 0
+    @exclusivity(unchecked) final var readyTicket: UInt32 = 0
 
     enum Flags {
         static let cancelled: UInt8 = 1 << 0
@@ -139,8 +139,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
 
     /// What happened when a queue tried to start the operation.
     enum QueueRunOutcome {
-        /// The operation ran (or was cancelled) and is finished; its slot can be reused.
-        case finishedSynchronously
+        /// The operation ran (or was cancelled) and is finished; its slot can be reused. If it is
+        /// also finished for good (no completion block), the drainer removes it from the queue.
+        case finishedSynchronously(OpQueueCompletion?)
         /// An asynchronous operation is executing; it gives its slot back when it finishes.
         case continuesAsynchronously
         /// The ready-list entry was stale; the slot can be reused.
@@ -152,11 +153,16 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         switch transition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
             OpQueue.currentQueue.value?.noteStarted(self)
-            return runBody() ? .finishedSynchronously : .continuesAsynchronously
+            Op.currentOperation.withValue(self) {
+                main()
+            }
+            if isAsynchronousStorage {
+                return .continuesAsynchronously
+            }
+            return .finishedSynchronously(performFinish(transition { $0.finish() }, releasesSlot: false, inDrainer: true))
         case .finishWithoutRunning(let finish):
             OpQueue.currentQueue.value?.noteStarted(self)
-            performFinish(finish, releasesSlot: false)
-            return .finishedSynchronously
+            return .finishedSynchronously(performFinish(finish, releasesSlot: false, inDrainer: true))
         case .skip:
             return .skipped
         case .ignore, .misuse:
@@ -352,19 +358,23 @@ extension Op {
     @inline(__always)
     final func transitionLocked<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
         let before = flags.load(ordering: .relaxed)
-        let priorityBefore = registry == nil ? .normal : machine.priority
-        let result = body(&machine)
-        #if OPERATIONS_INTERNAL_CHECKS
-        machine.checkInvariants()
-        #endif
-        let after = currentFlags
-        if after != before {
-            flags.store(after, ordering: .releasing)
+        let priorityBefore = Op.priority(of: &machine)
+        // Everything is read through one inout access: reading the machine's computed properties
+        // through the stored property would copy the whole struct (and retain its references).
+        return Op.apply(body, to: &machine) { machine, result in
+            #if OPERATIONS_INTERNAL_CHECKS
+            machine.checkInvariants()
+            #endif
+            let after = machine.flags
+            if after != before {
+                flags.store(after, ordering: .releasing)
+            }
+            if let registry, !registry.isEmpty {
+                recordFlagChanges(before: before, after: after, priorityAfter: machine.priority,
+                                  priorityBefore: registry.observes(OpProperty.queuePriority.rawValue) ? priorityBefore : nil,
+                                  into: registry)
+            }
         }
-        if let registry, !registry.isEmpty {
-            recordFlagChanges(before: before, after: after, priorityBefore: priorityBefore, into: registry)
-        }
-        return result
     }
 
     final func deliverChanges() {
@@ -372,16 +382,25 @@ extension Op {
         registry?.deliver(to: self)
     }
 
-    private final var currentFlags: UInt8 {
-        var value: UInt8 = 0
-        if machine.isCancelled { value |= Flags.cancelled }
-        if machine.isExecuting { value |= Flags.executing }
-        if machine.isFinished { value |= Flags.finished }
-        if machine.isReady { value |= Flags.ready }
-        return value
+    /// Runs `body` on `machine`, then `after` with the machine and the result, in one access.
+    @inline(__always)
+    private static func apply<Result>(
+        _ body: (inout OpStateMachine) -> Result,
+        to machine: inout OpStateMachine,
+        after: (inout OpStateMachine, Result) -> Void
+    ) -> Result {
+        let result = body(&machine)
+        after(&machine, result)
+        return result
     }
 
-    private final func recordFlagChanges(before: UInt8, after: UInt8, priorityBefore: QueuePriority, into registry: ObserverRegistry) {
+    @inline(__always)
+    private static func priority(of machine: inout OpStateMachine) -> QueuePriority {
+        machine.priority
+    }
+
+    private final func recordFlagChanges(before: UInt8, after: UInt8, priorityAfter: QueuePriority,
+                                         priorityBefore: QueuePriority?, into registry: ObserverRegistry) {
         let changed = before ^ after
         func recordFlag(_ flag: UInt8, _ property: OpProperty) {
             if changed & flag != 0 {
@@ -392,8 +411,8 @@ extension Op {
         recordFlag(Flags.executing, .isExecuting)
         recordFlag(Flags.finished, .isFinished)
         recordFlag(Flags.ready, .isReady)
-        if machine.priority != priorityBefore {
-            registry.record(property: OpProperty.queuePriority.rawValue, oldValue: priorityBefore, newValue: machine.priority)
+        if let priorityBefore, priorityAfter != priorityBefore {
+            registry.record(property: OpProperty.queuePriority.rawValue, oldValue: priorityBefore, newValue: priorityAfter)
         }
     }
 
@@ -424,30 +443,18 @@ extension Op {
     /// Performs everything that follows the end of execution, outside every lock: dependents
     /// learn that this operation finished, the queue gets its slot back (unless the draining
     /// worker does that itself), the completion block runs, and waiters are released.
-    final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
+    ///
+    /// With `inDrainer`, an operation that is finished for good at once (no completion block) does
+    /// not leave its queue here: the drainer does that with its next lock acquisition, and this
+    /// returns what it needs.
+    @discardableResult
+    final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
+                             inDrainer: Bool = false) -> OpQueueCompletion? {
         for dependentSerial in finish.dependentSerials {
             DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
         }
-        // A drainer that will ask its queue for the next operation right after this need not
-        // have another drainer requested for the dependents that become ready here.
-        OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
-            switch finish.dependents.count {
-            case 0:
-                break
-            case 1:
-                let dependent = finish.dependents[0]
-                dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
-            default:
-                // Dependents that become ready together are pushed on their queues together, so
-                // that a queue starts the highest priority among them first.
-                var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
-                for dependent in finish.dependents {
-                    if case .schedule(let queue, let schedule) = dependent.transition({ $0.dependencyFinished() }) {
-                        ready.append((dependent, queue, schedule))
-                    }
-                }
-                OpQueue.scheduleTogether(ready)
-            }
+        if !finish.dependents.isEmpty {
+            notifyDependents(finish, releasesSlot: releasesSlot)
         }
         if releasesSlot, let queue = finish.queue {
             queue.releaseSlot(of: self)
@@ -465,10 +472,45 @@ extension Op {
                     }
                     complete()
                 }
-                return
+                return nil
             }
         }
+        if inDrainer, finish.queue != nil {
+            // The drainer removes it from the queue, then calls `completeAfterLeaving()`.
+            return OpQueueCompletion(operation: self)
+        }
         complete()
+        return nil
+    }
+
+    /// Tells the dependents that this operation finished; those that become ready together are
+    /// pushed on their queues together, so that a queue starts the highest priority among them first.
+    private final func notifyDependents(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
+        // A drainer that will ask its queue for the next operation right after this need not
+        // have another drainer requested for the dependents that become ready here.
+        OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
+            if finish.dependents.count == 1 {
+                let dependent = finish.dependents[0]
+                dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
+                return
+            }
+            var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+            for dependent in finish.dependents {
+                if case .schedule(let queue, let schedule) = dependent.transition({ $0.dependencyFinished() }) {
+                    ready.append((dependent, queue, schedule))
+                }
+            }
+            OpQueue.scheduleTogether(ready)
+        }
+    }
+
+    /// The drainer removed the operation from its queue: it is finished for good; release the
+    /// waiters.
+    final func completeAfterLeaving() {
+        let (waiters, _) = withState { $0.completed() }
+        for waiter in waiters {
+            waiter()
+        }
     }
 
     /// The operation is finished for good: leave the queue, then release the waiters (so that a

@@ -92,6 +92,16 @@ struct OpStateMachine {
 
     var isEnqueued: Bool { queue != nil }
 
+    /// The observable flags, packed as in ``Op/Flags``.
+    var flags: UInt8 {
+        var value: UInt8 = 0
+        if isCancelled { value |= Op.Flags.cancelled }
+        if lifecycle == .executing { value |= Op.Flags.executing }
+        if isFinished { value |= Op.Flags.finished }
+        if isReady { value |= Op.Flags.ready }
+        return value
+    }
+
     // MARK: Readiness
 
     /// What a change of readiness asks the storage to do.

@@ -51,7 +51,7 @@ final class WorkerPool: @unchecked Sendable {
     let pendingJobs = Atomic<Int>(0)
 
     private let lock = Lock()
-    private var state = State()
+    @exclusivity(unchecked) private var state = State()
     private let monitorWakeup = DispatchSemaphore(value: 0)
 
     private struct State {

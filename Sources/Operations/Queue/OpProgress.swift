@@ -5,55 +5,51 @@ import Synchronization
 ///
 /// A queue does not report progress until you set ``totalUnitCount``. From then on, every
 /// operation that leaves the queue (it finished and its completion block returned; barrier blocks
-/// count too) adds one to ``completedUnitCount``. Avoid backward
-/// progress: when you add more operations, raise ``totalUnitCount`` accordingly.
+/// count too) adds one to ``completedUnitCount``. Avoid backward progress: when you add more
+/// operations, raise ``totalUnitCount`` accordingly.
 public final class OpProgress: Sendable, CustomStringConvertible {
-    private let state = LockedBox(State())
-
-    private struct State {
-        var totalUnitCount: Int64 = 0
-        var completedUnitCount: Int64 = 0
-        var isReporting = false
-    }
+    // Atomics rather than a lock: every operation that leaves a queue checks `isReporting`.
+    private let total = Atomic<Int64>(0)
+    private let completed = Atomic<Int64>(0)
+    private let isReporting = Atomic<Bool>(false)
 
     init() {}
 
     /// The number of operations the progress is about. Setting it starts the reporting.
     public var totalUnitCount: Int64 {
-        get { state.withLockedValue { $0.totalUnitCount } }
+        get { total.load(ordering: .relaxed) }
         set {
-            state.withLockedValue {
-                $0.totalUnitCount = newValue
-                $0.isReporting = true
-            }
+            total.store(newValue, ordering: .relaxed)
+            isReporting.store(true, ordering: .relaxed)
         }
     }
 
     /// The number of operations that finished since reporting started.
     public var completedUnitCount: Int64 {
-        state.withLockedValue { $0.completedUnitCount }
+        completed.load(ordering: .relaxed)
     }
 
     /// `completedUnitCount / totalUnitCount`, or 0 while `totalUnitCount` is 0.
     public var fractionCompleted: Double {
-        state.withLockedValue { state in
-            state.totalUnitCount > 0 ? Double(state.completedUnitCount) / Double(state.totalUnitCount) : 0
-        }
+        let total = totalUnitCount
+        return total > 0 ? Double(completedUnitCount) / Double(total) : 0
     }
 
     /// Whether every unit is completed.
     public var isFinished: Bool {
-        state.withLockedValue { $0.totalUnitCount > 0 && $0.completedUnitCount >= $0.totalUnitCount }
+        let total = totalUnitCount
+        return total > 0 && completedUnitCount >= total
     }
 
     /// "completed of total".
     public var description: String {
-        state.withLockedValue { "\($0.completedUnitCount) of \($0.totalUnitCount)" }
+        "\(completedUnitCount) of \(totalUnitCount)"
     }
 
     func operationFinished() {
-        state.withLockedValue { state in
-            if state.isReporting { state.completedUnitCount += 1 }
+        // Relaxed: counters only; nothing else is published through them.
+        if isReporting.load(ordering: .relaxed) {
+            completed.add(1, ordering: .relaxed)
         }
     }
 }

@@ -43,10 +43,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
             return result
         }
     }
-    private var machine = OpQueueStateMachine()
-    private var storedName: String?
-    private var storedUnderlyingQueue: DispatchQueue?
-    private var storedQualityOfService: DispatchQoS.QoSClass = .default
+    @exclusivity(unchecked) private var machine = OpQueueStateMachine()
+    @exclusivity(unchecked) private var storedName: String?
+    @exclusivity(unchecked) private var storedUnderlyingQueue: DispatchQueue?
+    @exclusivity(unchecked) private var storedQualityOfService: DispatchQoS.QoSClass = .default
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
     private let registry = ObserverRegistry()
@@ -99,7 +99,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// - Important: An operation can be added once, to one queue, before it starts. Adding one
     ///   that is in a queue already, executing or finished is a programmer error and traps.
     open func addOperation(_ operation: Op) {
-        enqueue([operation])
+        enqueue(CollectionOfOne(operation))
     }
 
     /// Adds several operations at once and, if `wait` is `true`, blocks until all of them have
@@ -117,7 +117,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Adds operations without waiting for them.
-    final func enqueue(_ operations: [Op]) {
+    final func enqueue<Operations: Sequence<Op>>(_ operations: Operations) {
         var drainerRequested = false
         var stallCheck: UInt64?
         let changes: QueueChanges = withLock {
@@ -348,25 +348,43 @@ extension OpQueue {
 
     /// A member is finished for good and leaves the queue.
     final func operationDidLeave(_ operation: Op) {
-        let (action, changes, stallCheck, discarded): (OpQueueStateMachine.Action, QueueChanges, UInt64?, [ReadyLists.Entry]) = withLock {
-            let countBefore = machine.operationCount
-            let operationsBefore = observedOperations()
-            let action = machine.removeMember(operation)
-            let discarded = machine.takeDiscarded()
-            registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
-            var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
-            changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
-            return (action, changes, machine.stallCheckIfNeeded(), discarded)
-        }
-        withExtendedLifetime(discarded) {}
-        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
+        let departure = withLock { leaveLocked(operation, callerWillPoll: false) }
+        finishDeparture(departure, leaving: nil)
+    }
+
+    /// What a departure asks for once the lock is released.
+    struct Departure {
+        var action: OpQueueStateMachine.Action
+        var changes: QueueChanges
+        var stallCheck: UInt64?
+        var discarded: [ReadyLists.Entry]
+    }
+
+    /// Removes a member that is finished for good. Call with the lock held.
+    private final func leaveLocked(_ operation: Op, callerWillPoll: Bool) -> Departure {
+        let countBefore = machine.operationCount
+        let operationsBefore = observedOperations()
+        let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
+        let discarded = machine.takeDiscarded()
+        registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
+        var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+        changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
+        return Departure(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
+    }
+
+    /// Performs what a departure asks for, outside the lock: progress, observers, and the waiters of
+    /// the queue; then completes `leaving` (a drainer's operation), whose waiters see it gone.
+    private final func finishDeparture(_ departure: Departure, leaving: Op?) {
+        withExtendedLifetime(departure.discarded) {}
+        if let stallCheck = departure.stallCheck { scheduleStallCheck(generation: stallCheck) }
         progress.operationFinished()
-        if action.requestDrainer { startDrainer() }
-        if changes.recorded { registryDeliver() }
-        for waiter in action.waiters {
+        if departure.action.requestDrainer { startDrainer() }
+        if departure.changes.recorded { registryDeliver() }
+        leaving?.completeAfterLeaving()
+        for waiter in departure.action.waiters {
             waiter()
         }
-        withExtendedLifetime(action.departed) {}
+        withExtendedLifetime(departure.action.departed) {}
     }
 
     /// Checks the queue for a stall again (after a dependency of one of its operations changed,
@@ -426,25 +444,41 @@ extension OpQueue {
 
     /// Pops and runs ready operations until none can start.
     private final func drain() {
+        OpQueue.currentQueue.withValue(self) {
+            drainLoop()
+        }
+    }
+
+    /// The body of ``drain()``, with ``current`` set to this queue.
+    private final func drainLoop() {
         withLock { machine.drainerStarted() }
         let started = DispatchTime.now().uptimeNanoseconds
         var releasing = false
+        var leaving: OpQueueCompletion?
         while true {
-            let (next, stallCheck, discarded) = withLock {
+            // One lock acquisition per operation: the one that just finished leaves, its slot is
+            // given back, and the next one is taken.
+            let (next, departure, stallCheck, discarded) = withLock {
+                let departure = leaving.map { leaveLocked($0.operation, callerWillPoll: true) }
                 let next = machine.next(releasingSlot: releasing)
                 let discarded = machine.takeDiscarded()   // released below, outside the lock
-                if case .stop = next { return (next, machine.stallCheckIfNeeded(), discarded) }
-                return (next, nil, discarded)
+                if case .stop = next { return (next, departure, machine.stallCheckIfNeeded(), discarded) }
+                return (next, departure, nil, discarded)
             }
             withExtendedLifetime(discarded) {}
+            if let departure, let leaving {
+                finishDeparture(departure, leaving: leaving.operation)
+            }
+            leaving = nil
             if let stallCheck { scheduleStallCheck(generation: stallCheck) }
             guard case .run(let entry, let requestDrainer) = next else { return }
             if requestDrainer { startDrainer() }
-            let outcome = OpQueue.currentQueue.withValue(self) {
-                entry.operation.runFromQueue(ticket: entry.ticket)
-            }
+            let outcome = entry.operation.runFromQueue(ticket: entry.ticket)
             switch outcome {
-            case .finishedSynchronously, .skipped:
+            case .finishedSynchronously(let completion):
+                releasing = true
+                leaving = completion
+            case .skipped:
                 releasing = true
             case .continuesAsynchronously:
                 releasing = false
@@ -453,6 +487,10 @@ extension OpQueue {
                DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
                 // Let other queues' jobs have this worker; the slot goes back and another drainer
                 // is requested if work remains.
+                if let leaving {
+                    let departure = withLock { leaveLocked(leaving.operation, callerWillPoll: false) }
+                    finishDeparture(departure, leaving: leaving.operation)
+                }
                 if releasing { releaseSlot(of: entry.operation) }
                 return
             }

@@ -106,7 +106,7 @@ struct OpQueueStateMachine {
     }
 
     /// A member finished for good (its completion block returned).
-    mutating func removeMember(_ operation: Op) -> Action {
+    mutating func removeMember(_ operation: Op, callerWillPoll: Bool = false) -> Action {
         progressGeneration &+= 1
         var action = Action()
         action.departed = members.remove(operation)
@@ -130,7 +130,7 @@ struct OpQueueStateMachine {
             action.waiters = waiters
             waiters = []
         }
-        action.requestDrainer = requestDrainerIfNeeded(callerWillPoll: false)
+        action.requestDrainer = requestDrainerIfNeeded(callerWillPoll: callerWillPoll)
         return action
     }
 
@@ -176,7 +176,7 @@ struct OpQueueStateMachine {
 
     /// The barrier that may start now, if any: every operation before it has left.
     private var runnableBarrier: (entry: Entry, priority: Op.QueuePriority)? {
-        guard epochCounts[0] == 0 else { return nil }
+        guard barrierCount > completedBarriers, epochCounts[0] == 0 else { return nil }
         return readyBarriers[completedBarriers]
     }
 
