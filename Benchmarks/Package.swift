@@ -2,25 +2,51 @@
 import PackageDescription
 import Foundation
 
+// The benchmarks live in their own package so that `swift test` at the root does not build them.
+//
+//     swift package benchmark                       package-benchmark: every workload, with
+//                                                   wall clock, malloc counts and peak memory
+//     swift run -c release compare                  the comparison table (ours / Foundation /
+//                                                   Dispatch / TaskGroup, in one run)
+
 // The root package is referenced by path; its identity is the name of its folder, which
 // depends on where it was cloned.
 let rootPackage = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
 
-// Benchmarks live in their own package so that `swift test` at the root does not build them.
 let package = Package(
     name: "swift-operations-benchmarks",
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        // `swift run -c release compare`: our OpQueue against Foundation's OperationQueue,
-        // Dispatch and a TaskGroup, side by side in one run, printed as a table of ratios.
+        // The workloads, written once for our library and once for each peer.
+        .target(
+            name: "Workloads",
+            dependencies: [.product(name: "Operations", package: rootPackage)],
+            path: "Sources/Workloads",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `swift run -c release compare`: every workload for us and the peers, side by side in one
+        // run, printed as a table with the ratios.
         .executableTarget(
             name: "Compare",
-            dependencies: [.product(name: "Operations", package: rootPackage)],
+            dependencies: ["Workloads", .product(name: "Operations", package: rootPackage)],
             path: "Sources/Compare",
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `swift package benchmark`: the same workloads under package-benchmark.
+        .executableTarget(
+            name: "OperationsBenchmarks",
+            dependencies: [
+                "Workloads",
+                .product(name: "Operations", package: rootPackage),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "Benchmarks/OperationsBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
     ]
 )

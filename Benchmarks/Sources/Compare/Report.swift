@@ -7,6 +7,8 @@ struct Row {
         case perOperation(Int)
         /// Report the total time.
         case total
+        /// Report bytes per operation (the values are bytes, not seconds).
+        case bytesPerOperation
     }
 
     var name: String
@@ -50,7 +52,11 @@ struct Report {
         case .perOperation(let count):
             return fixed(seconds / Double(count) * 1e6, digits: 2) + " µs/op"
         case .total:
-            return seconds >= 1 ? fixed(seconds, digits: 2) + " s" : fixed(seconds * 1e3, digits: 1) + " ms"
+            if seconds >= 1 { return fixed(seconds, digits: 2) + " s" }
+            if seconds >= 0.001 { return fixed(seconds * 1e3, digits: 1) + " ms" }
+            return fixed(seconds * 1e6, digits: 1) + " µs"
+        case .bytesPerOperation:
+            return "\(Int(seconds)) B/op"
         }
     }
 

@@ -1,29 +1,48 @@
 import Dispatch
 import Foundation
 import Operations
+import Workloads
 
 // Runs our OpQueue and its peers (Foundation's OperationQueue, Dispatch, a TaskGroup) on the same
 // workloads in one process and prints the times and the ratio ours / Foundation.
 //
-//     swift run -c release compare            all workloads
-//     swift run -c release compare chain      workloads whose name contains "chain"
-//     REPEAT=5 swift run -c release compare   best of 5 runs (default 3)
+//     swift run -c release compare              every workload
+//     swift run -c release compare chain        the workloads whose name contains "chain"
+//     REPEAT=5 swift run -c release compare     best of 5 runs (default 3)
+//     swift run -c release compare profile W    our side of workload W only, ten times (profiling)
 
-// `compare profile <workload>` runs only our side of one workload ten times (for a profiler).
-if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "profile" {
-    let workload = CommandLine.arguments[2]
+let arguments = CommandLine.arguments
+
+if arguments.count == 3, arguments[1] == "profile" {
     for _ in 0..<10 {
-        switch workload {
+        switch arguments[2] {
         case "independent": Workloads.oursIndependent(100_000)
         case "width-1": Workloads.oursSerial(100_000)
         case "chain": Workloads.oursChain(10_000)
-        default: fatalError("unknown workload \(workload)")
+        case "dag": Workloads.oursRandomDAG(100_000)
+        default: fatalError("unknown workload \(arguments[2])")
         }
     }
     exit(0)
 }
 
-let filter = CommandLine.arguments.dropFirst().first
+// `compare memory ours|foundation N`: a child process that keeps N operations pending and prints
+// the resident memory they take, in bytes per operation.
+if arguments.count == 4, arguments[1] == "memory", let count = Int(arguments[3]) {
+    let before = PeakMemory.residentBytes
+    if arguments[2] == "ours" {
+        let queue = Workloads.oursPending(count)
+        print((PeakMemory.peakResidentBytes - before) / count)
+        withExtendedLifetime(queue) {}
+    } else {
+        let queue = Workloads.foundationPending(count)
+        print((PeakMemory.peakResidentBytes - before) / count)
+        withExtendedLifetime(queue) {}
+    }
+    exit(0)
+}
+
+let filter = arguments.dropFirst().first
 let repetitions = Int(ProcessInfo.processInfo.environment["REPEAT"] ?? "") ?? 3
 var report = Report()
 
@@ -34,33 +53,92 @@ func include(_ name: String) -> Bool {
 
 if include("independent") {
     let count = 100_000
-    report.add(
-        Row(name: "1. independent 100k", unit: .perOperation(count),
-            ours: Measure.best(of: repetitions) { Workloads.oursIndependent(count) },
-            foundation: Measure.best(of: repetitions) { Workloads.foundationIndependent(count) },
-            dispatch: Measure.best(of: repetitions) { Workloads.dispatchIndependent(count) },
-            taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupIndependent(count) }))
+    report.add(Row(
+        name: "1. independent 100k", unit: .perOperation(count),
+        ours: Measure.best(of: repetitions) { Workloads.oursIndependent(count) },
+        foundation: Measure.best(of: repetitions) { Workloads.foundationIndependent(count) },
+        dispatch: Measure.best(of: repetitions) { Workloads.dispatchIndependent(count) },
+        taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupIndependent(count) }))
 }
 
 if include("width-1") {
     let count = 100_000
-    report.add(
-        Row(name: "2. width-1 100k", unit: .perOperation(count),
-            ours: Measure.best(of: repetitions) { Workloads.oursSerial(count) },
-            foundation: Measure.best(of: repetitions) { Workloads.foundationSerial(count) },
-            dispatch: Measure.best(of: repetitions) { Workloads.dispatchSerial(count) }))
+    report.add(Row(
+        name: "2. width-1 100k", unit: .perOperation(count),
+        ours: Measure.best(of: repetitions) { Workloads.oursSerial(count) },
+        foundation: Measure.best(of: repetitions) { Workloads.foundationSerial(count) },
+        dispatch: Measure.best(of: repetitions) { Workloads.dispatchSerial(count) }))
 }
 
 if include("chain") {
-    // Foundation's scheduler is quadratic here: one run of 10,000 takes tens of seconds.
-    let count = 10_000
-    report.add(
-        Row(name: "3. chain 10k", unit: .total,
-            ours: Measure.best(of: repetitions) { Workloads.oursChain(count) },
-            foundation: Measure.seconds { Workloads.foundationChain(count) }))
-    report.add(
-        Row(name: "3. chain 100k (ours only)", unit: .total,
-            ours: Measure.best(of: repetitions) { Workloads.oursChain(100_000) }))
+    // Foundation's scheduler is quadratic here: one run of 10,000 takes seconds to tens of seconds.
+    report.add(Row(
+        name: "3. chain 10k", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursChain(10_000) },
+        foundation: Measure.seconds { Workloads.foundationChain(10_000) }))
+    report.add(Row(
+        name: "3. chain 100k (ours only)", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursChain(100_000) }))
+}
+
+if include("fan-in") {
+    report.add(Row(
+        name: "4. fan-in 10k", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursFanIn(10_000) },
+        foundation: Measure.best(of: repetitions) { Workloads.foundationFanIn(10_000) }))
+}
+
+if include("dag") {
+    report.add(Row(
+        name: "5. random DAG 100k × 4 deps (ours only)", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursRandomDAG(100_000) }))
+}
+
+if include("blocking") {
+    report.add(Row(
+        name: "6. 200 ops × 20 ms blocking", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursBlocking(200, milliseconds: 20) },
+        foundation: Measure.seconds { Workloads.foundationBlocking(200, milliseconds: 20) },
+        dispatch: Measure.seconds { Workloads.dispatchBlocking(200, milliseconds: 20) },
+        taskGroup: await Measure.seconds { await Workloads.taskGroupBlocking(200, milliseconds: 20) }))
+}
+
+if include("blockop") {
+    report.add(Row(
+        name: "7. BlockOp 8 blocks × 50 ms", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursBlockOp(blocks: 8, milliseconds: 50) },
+        foundation: Measure.best(of: repetitions) { Workloads.foundationBlockOp(blocks: 8, milliseconds: 50) }))
+}
+
+if include("memory") {
+    // Each side in a fresh child process, so that neither sees the other's heap.
+    func bytesPerOperation(_ side: String) -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = ["memory", side, "1000000"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try? process.run()
+        process.waitUntilExit()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+    }
+    report.add(Row(
+        name: "8. 1M pending ops, resident memory", unit: .bytesPerOperation,
+        ours: bytesPerOperation("ours"), foundation: bytesPerOperation("foundation")))
+}
+
+if include("latency") {
+    let ours = Workloads.oursLatency(samples: 2_000)
+    let foundation = Workloads.foundationLatency(samples: 2_000)
+    let dispatch = Workloads.dispatchLatency(samples: 2_000)
+    for (label, percentile) in [("p50", 50.0), ("p99", 99.0)] {
+        report.add(Row(
+            name: "9. start latency, idle queue, \(label)", unit: .total,
+            ours: Double(Workloads.percentile(ours, percentile)) / 1e9,
+            foundation: Double(Workloads.percentile(foundation, percentile)) / 1e9,
+            dispatch: Double(Workloads.percentile(dispatch, percentile)) / 1e9))
+    }
 }
 
 report.print()

@@ -36,9 +36,6 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     // the queue the operation is in and are only touched with that queue's lock held.
 
     @exclusivity(unchecked) final var machine = OpStateMachine()
-    @exclusivity(unchecked) private final var storedName: String?
-    @exclusivity(unchecked) private final var storedQualityOfService: DispatchQoS.QoSClass = .default
-    @exclusivity(unchecked) private final var registry: ObserverRegistry?
     final let flags = Atomic<UInt8>(Flags.ready)
     final let isAsynchronousStorage: Bool
     /// The order of creation, used to make cycle detection on new dependencies cheap.
@@ -212,8 +209,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
 
     /// A name for the operation, used in diagnostics and error messages.
     public final var name: String? {
-        get { withState { _ in storedName } }
-        set { withState { _ in storedName = newValue } }
+        get { withState { $0.name } }
+        set { withState { $0.name = newValue } }
     }
 
     /// The importance of the work, as a Dispatch quality-of-service class.
@@ -222,8 +219,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Foundation; the library's worker pool runs all work alike (see
     /// ``OpQueue/qualityOfService`` for the queue's setting).
     public final var qualityOfService: DispatchQoS.QoSClass {
-        get { withState { _ in storedQualityOfService } }
-        set { withState { _ in storedQualityOfService = newValue } }
+        get { withState { $0.qualityOfService } }
+        set { withState { $0.qualityOfService = newValue } }
     }
 
     /// Where the operation's queue starts it among the operations that are ready together.
@@ -347,7 +344,7 @@ extension Op {
         let stripe = LockTable.stripe(for: self)
         LockTable.lock(stripe)
         let result = transitionLocked(body)
-        let registry = self.registry
+        let registry = machine.registry
         LockTable.unlock(stripe)
         registry?.deliver(to: self)
         return result
@@ -369,7 +366,7 @@ extension Op {
             if after != before {
                 flags.store(after, ordering: .releasing)
             }
-            if let registry, !registry.isEmpty {
+            if let registry = machine.registry, !registry.isEmpty {
                 recordFlagChanges(before: before, after: after, priorityAfter: machine.priority,
                                   priorityBefore: registry.observes(OpProperty.queuePriority.rawValue) ? priorityBefore : nil,
                                   into: registry)
@@ -378,7 +375,7 @@ extension Op {
     }
 
     final func deliverChanges() {
-        let registry = withState { _ in self.registry }
+        let registry = withState { $0.registry }
         registry?.deliver(to: self)
     }
 
@@ -418,15 +415,12 @@ extension Op {
 
     /// Queues a change of a property that is not a flag. Call with the lock held.
     final func record(_ property: OpProperty, old: Any, new: Any) {
-        registry?.record(property: property.rawValue, oldValue: old, newValue: new)
+        machine.registry?.record(property: property.rawValue, oldValue: old, newValue: new)
     }
 
     /// The registry, created on first use. Call with the lock held.
     final func registryCreatingIfNeeded() -> ObserverRegistry {
-        if let registry { return registry }
-        let created = ObserverRegistry()
-        registry = created
-        return created
+        machine.ensureRegistry()
     }
 
     /// Performs a readiness action: puts the operation on its queue's ready list.

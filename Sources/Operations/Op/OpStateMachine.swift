@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The life of one operation, as a pure state machine.
 ///
 /// The machine takes no locks, calls no user code and resumes nobody: each event returns an
@@ -63,7 +65,56 @@ struct OpStateMachine {
     /// is released even though this operation has not finished.
     private(set) var dependents: [WeakOp] = []
     private(set) var priority: Op.QueuePriority = .normal
-    private(set) var completionBlock: (@Sendable () -> Void)?
+    /// State that most operations never use, allocated on first use so that a pending operation
+    /// stays small (a million pending operations are a benchmark).
+    final class Extras: @unchecked Sendable {
+        // @unchecked Sendable: like the machine that holds it, only touched with the operation's
+        // lock held.
+        var completionBlock: (@Sendable () -> Void)?
+        var error: (any Error)?
+        var waiters: [@Sendable () -> Void] = []
+        var name: String?
+        var qualityOfService: DispatchQoS.QoSClass = .default
+        var registry: ObserverRegistry?
+    }
+
+    private(set) var extras: Extras?
+
+    /// The extras, allocated if needed.
+    mutating func ensureExtras() -> Extras {
+        if let extras { return extras }
+        let created = Extras()
+        extras = created
+        return created
+    }
+
+    var completionBlock: (@Sendable () -> Void)? { extras?.completionBlock }
+    var error: (any Error)? { extras?.error }
+    var waiters: [@Sendable () -> Void] { extras?.waiters ?? [] }
+
+    /// The operation's name (not part of the state machine's logic; kept here to share the lock).
+    var name: String? {
+        get { extras?.name }
+        set { if newValue != nil || extras != nil { ensureExtras().name = newValue } }
+    }
+
+    /// The operation's quality of service (kept here to share the lock).
+    var qualityOfService: DispatchQoS.QoSClass {
+        get { extras?.qualityOfService ?? .default }
+        set { ensureExtras().qualityOfService = newValue }
+    }
+
+    /// The operation's observers, if any ever registered.
+    var registry: ObserverRegistry? { extras?.registry }
+
+    /// The operation's observer registry, created on first use.
+    mutating func ensureRegistry() -> ObserverRegistry {
+        let extras = ensureExtras()
+        if let registry = extras.registry { return registry }
+        let created = ObserverRegistry()
+        extras.registry = created
+        return created
+    }
     /// The queue the operation was added to; kept until it leaves the queue.
     private(set) var queue: OpQueue?
     /// Whether a ready-list entry with the current ticket is in the queue.
@@ -71,9 +122,6 @@ struct OpStateMachine {
     private(set) var ticket: UInt32 = 0
     /// Whether the body ever started (false for an operation cancelled before it started).
     private(set) var hasExecuted = false
-    /// Why the operation failed, if it did (a dependency cycle, or an error its body threw).
-    private(set) var error: (any Error)?
-    private(set) var waiters: [@Sendable () -> Void] = []
 
     init() {}
 
@@ -272,7 +320,7 @@ struct OpStateMachine {
     /// will not run. One that is in no queue is finished at once, since nothing else would start it.
     mutating func fail(with error: any Error) -> FailAction {
         guard lifecycle == .pending else { return .none }
-        self.error = error
+        ensureExtras().error = error
         isCancelled = true
         if queue == nil {
             return .finish(finish())
@@ -282,7 +330,7 @@ struct OpStateMachine {
 
     /// Records the error an executing body threw.
     mutating func recordError(_ error: any Error) {
-        self.error = error
+        ensureExtras().error = error
     }
 
     // MARK: Starting
@@ -383,8 +431,8 @@ struct OpStateMachine {
 
     /// Hands over the completion block, clearing it (it runs once).
     mutating func takeCompletionBlock() -> (@Sendable () -> Void)? {
-        defer { completionBlock = nil }
-        return completionBlock
+        defer { extras?.completionBlock = nil }
+        return extras?.completionBlock
     }
 
     /// The completion block has returned (or there was none): the operation is finished for
@@ -393,7 +441,7 @@ struct OpStateMachine {
         precondition(lifecycle == .finishing, "Internal inconsistency: completed() in \(lifecycle)")
         lifecycle = .finished
         let result = (waiters, queue)
-        waiters = []
+        extras?.waiters = []
         queue = nil
         return result
     }
@@ -418,14 +466,14 @@ struct OpStateMachine {
 
     /// Sets the completion block. Setting one after the operation finished has no effect on it.
     mutating func setCompletionBlock(_ block: (@Sendable () -> Void)?) {
-        completionBlock = block
+        if block != nil || extras != nil { ensureExtras().completionBlock = block }
     }
 
     /// Registers `waiter` to be called when the operation is finished for good. Returns `false`
     /// (without registering) if it already is.
     mutating func addWaiter(_ waiter: @escaping @Sendable () -> Void) -> Bool {
         guard lifecycle != .finished else { return false }
-        waiters.append(waiter)
+        ensureExtras().waiters.append(waiter)
         return true
     }
 }
