@@ -18,25 +18,27 @@ extension Op {
         if operation === self {
             misuse("\(self) cannot depend on itself. Remove the addDependency(_:) call, or make it depend on a different operation.")
         }
-        let result: OpStateMachine.AddDependencyResult = withBothLocked(operation) {
-            if machine.dependencies.contains(where: { $0 === operation }) {
-                return .alreadyPresent
-            }
+        let (result, registry): (OpStateMachine.AddDependencyResult, ObserverRegistry?) = withBothLocked(operation) {
             let dependencyIsUnfinished = !operation.machine.isFinished
             let result = transitionLocked { machine in
-                let old = machine.dependencies
+                // The old list is only copied for an observer: copying it on every call would make
+                // building a large fan-in quadratic.
+                let observed = machine.registry?.observes(OpProperty.dependencies.rawValue) == true
+                let old = observed ? machine.dependencies : []
                 let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished)
-                record(.dependencies, old: old, new: machine.dependencies)
+                if observed, case .added = result {
+                    record(.dependencies, old: old, new: machine.dependencies)
+                }
                 return result
             }
             if case .added(counted: true) = result {
                 let registered = operation.machine.addDependent(self)
                 precondition(registered, "Internal inconsistency: an unfinished dependency refused its dependent")
             }
-            return result
+            return (result, machine.registry)
         }
         if case .added(let counted) = result {
-            deliverChanges()
+            registry?.deliver(to: self)
             if counted {
                 DependencyCycles.checkNewEdge(dependent: self, dependency: operation)
                 // The quick search may not see a long cycle: let the queue look again if it stalls.
@@ -57,9 +59,12 @@ extension Op {
                 DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: operation.serial)
             }
             return transitionLocked { machine in
-                let old = machine.dependencies
+                let observed = machine.registry?.observes(OpProperty.dependencies.rawValue) == true
+                let old = observed ? machine.dependencies : []
                 let (_, action) = machine.removeDependency(operation, wasCounted: wasCounted)
-                record(.dependencies, old: old, new: machine.dependencies)
+                if observed {
+                    record(.dependencies, old: old, new: machine.dependencies)
+                }
                 return action
             }
         }

@@ -76,6 +76,19 @@ struct OpStateMachine {
         var name: String?
         var qualityOfService: DispatchQoS.QoSClass = .default
         var registry: ObserverRegistry?
+        /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
+        var dependencySet: Set<ObjectIdentifier>?
+    }
+
+    /// From this many dependencies on, a set answers "is it already a dependency?".
+    static let dependencySetThreshold = 16
+
+    /// Whether `operation` is one of the dependencies.
+    private func hasDependency(_ operation: Op) -> Bool {
+        if let set = extras?.dependencySet {
+            return set.contains(ObjectIdentifier(operation))
+        }
+        return dependencies.contains { $0 === operation }
     }
 
     private(set) var extras: Extras?
@@ -188,10 +201,15 @@ struct OpStateMachine {
     /// Records `dependency`. It holds the operation back only if it is unfinished and the
     /// operation has not started (adding a dependency to a started operation has no effect).
     mutating func addDependency(_ dependency: Op, dependencyIsUnfinished: Bool) -> AddDependencyResult {
-        if dependencies.contains(where: { $0 === dependency }) {
+        if hasDependency(dependency) {
             return .alreadyPresent
         }
         dependencies.append(dependency)
+        if let extras, extras.dependencySet != nil {
+            extras.dependencySet!.insert(ObjectIdentifier(dependency))
+        } else if dependencies.count >= Self.dependencySetThreshold {
+            ensureExtras().dependencySet = Set(dependencies.lazy.map(ObjectIdentifier.init))
+        }
         let counts = dependencyIsUnfinished && lifecycle == .pending
         if counts {
             unfinishedDependencyCount += 1
@@ -223,10 +241,11 @@ struct OpStateMachine {
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
     mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
-        guard let index = dependencies.firstIndex(where: { $0 === dependency }) else {
+        guard hasDependency(dependency), let index = dependencies.firstIndex(where: { $0 === dependency }) else {
             return (false, .none)
         }
         dependencies.remove(at: index)
+        extras?.dependencySet?.remove(ObjectIdentifier(dependency))
         if wasCounted {
             unfinishedDependencyCount -= 1
             return (true, scheduleIfReady())
@@ -452,6 +471,7 @@ struct OpStateMachine {
         defer {
             dependencies = []
             unfinishedDependencyCount = 0
+            extras?.dependencySet = nil
         }
         return dependencies
     }
