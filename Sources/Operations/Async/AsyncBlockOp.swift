@@ -1,7 +1,7 @@
 /// An operation that runs an `async` closure and keeps the value it returns, so that a caller can
 /// await the result the way it awaits a `Task`.
 ///
-/// ``OpQueue/addOperation(_:)-(()async(throws)->Success)`` returns one:
+/// ``OpQueue/addOperation(_:)->_`` returns one:
 ///
 /// ```swift
 /// let thumbnail = try await queue.addOperation { try await resize(image) }.value

@@ -50,7 +50,7 @@ extension OpQueue {
 
     /// Wraps an `async` closure that runs isolated to `actor` in an operation, adds it, and returns
     /// it. Use it to run an operation's body on an actor (for the main actor, mark the closure
-    /// `@MainActor` and use ``addOperation(_:)-(()async(throws)->Success)``).
+    /// `@MainActor` and use ``addOperation(_:)->_``).
     ///
     /// ```swift
     /// let count = try await queue.addOperation(on: cache) { cache in cache.prune() }.value

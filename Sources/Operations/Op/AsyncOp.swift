@@ -10,12 +10,15 @@
 /// let fetch = AsyncOp { try await client.download(url) }
 /// ```
 ///
-/// **An `async` subclass.** Override ``execute()-1xg8j`` (the `async throws` one):
+/// **An `async` subclass.** Override ``execute()-9zoa`` (the `async throws` one):
 ///
 /// ```swift
 /// final class Fetch: AsyncOp, @unchecked Sendable {
 ///     let url: String
-///     init(url: String) { self.url = url }
+///     init(url: String) {
+///         self.url = url
+///         super.init()
+///     }
 ///     override func execute() async throws {
 ///         try await client.download(url)
 ///     }
@@ -24,13 +27,16 @@
 ///
 /// **A callback subclass.** Foundation makes you override `start`, `isExecuting`, `isFinished` and
 /// `isAsynchronous` and post KVO notifications by hand. Here you override the synchronous
-/// ``execute()-5k1fw`` to start the work, and call ``finish()`` exactly once, from any thread, when
+/// ``execute()-3w8hx`` to start the work, and call ``finish()`` exactly once, from any thread, when
 /// it is done:
 ///
 /// ```swift
 /// final class Download: AsyncOp, @unchecked Sendable {
 ///     let url: String
-///     init(url: String) { self.url = url }
+///     init(url: String) {
+///         self.url = url
+///         super.init()
+///     }
 ///     override func execute() {
 ///         client.fetch(url) { _ in self.finish() }
 ///     }
@@ -76,7 +82,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     ///
     /// It is called on the thread that started the operation (a worker thread for an operation in
     /// a queue) and may return before the work is done. The default implementation runs the
-    /// `async` ``execute()-1xg8j`` in a `Task` and finishes the operation when it returns.
+    /// `async` ``execute()-9zoa`` in a `Task` and finishes the operation when it returns.
     open func execute() {
         let priority = TaskPriority(qualityOfService)
         let task = Task(priority: priority) { [self] in
@@ -107,7 +113,7 @@ open class AsyncOp: Op, @unchecked Sendable {
         try await body?()
     }
 
-    /// Calls ``execute()-5k1fw``; an asynchronous operation's work starts there.
+    /// Calls ``execute()-3w8hx``; an asynchronous operation's work starts there.
     public final override func main() {
         execute()
     }

@@ -2,7 +2,7 @@
 public enum InvocationOpError: Error, CustomStringConvertible {
     /// The operation was cancelled, so its result is not to be used.
     case cancelled
-    /// The operation has not finished yet; wait for it (``Op/waitUntilFinished()``) first.
+    /// The operation has not finished yet; wait for it (``Op/waitUntilFinished()-2def2``) first.
     case notFinished
     /// The method threw this error.
     case failed(any Error)

@@ -14,7 +14,10 @@ extension Op {
     /// ```
     ///
     /// The check follows every dependency of the operations, and of their dependencies in turn,
-    /// whether finished or not. It does not change any operation.
+    /// whether finished, cancelled or not. It does not change any operation. A cycle that holds
+    /// operations back is normally ended as soon as it is closed (see <doc:Reliability>); the
+    /// check also reports the ones that hold nothing back (among cancelled operations) and the ones
+    /// too long for the quick search, before anything waits for them.
     ///
     /// - Complexity: O(operations + dependencies) of the graph reachable from `operations`.
     /// - Throws: ``DependencyCycleError`` naming the operations of the first cycle found.

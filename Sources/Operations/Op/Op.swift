@@ -215,8 +215,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
 
     /// The importance of the work, as a Dispatch quality-of-service class.
     ///
-    /// The default is `.default`. The value is kept and reported for code ported from
-    /// Foundation; the library's worker pool runs all work alike (see
+    /// The default is `.default`. The `Task` that runs an ``AsyncOp``'s `async` body gets the
+    /// matching priority; the library's worker pool otherwise runs all work alike (see
     /// ``OpQueue/qualityOfService`` for the queue's setting).
     public final var qualityOfService: DispatchQoS.QoSClass {
         get { withState { $0.qualityOfService } }
@@ -235,7 +235,7 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     ///
     /// It runs asynchronously, as a job of its own on a worker thread, never inline on the thread
     /// that finished the operation; it is set back to `nil` when it starts. Dependents may start
-    /// before it runs. ``waitUntilFinished()`` and the queue's waits return only after it has
+    /// before it runs. ``waitUntilFinished()-2def2`` and the queue's waits return only after it has
     /// returned.
     public final var completionBlock: (@Sendable () -> Void)? {
         get { withState { $0.completionBlock } }

@@ -154,7 +154,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// operation added after it starts until it has returned, like `DispatchQueue`'s barrier flag.
     ///
     /// The barrier holds even when the queue is empty or suspended (it then runs only once the
-    /// queue is resumed), and ``waitUntilAllOperationsAreFinished()`` waits for it.
+    /// queue is resumed), and ``waitUntilAllOperationsAreFinished()-2ptgv`` waits for it.
     open func addBarrierBlock(_ barrier: @escaping @Sendable () -> Void) {
         let operation = BlockOp(block: barrier)
         operation.isBarrier = true
@@ -231,8 +231,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// The quality of service of the queue's work.
     ///
-    /// It is the Dispatch QoS with which the queue submits work to its ``underlyingQueue``; the
-    /// library's own worker pool runs all work alike. The default is `.default`
+    /// It is the Dispatch QoS with which the queue submits work to its ``underlyingQueue``, and
+    /// the quality of service given to the operations that `addOperation` creates for `async`
+    /// closures (so their tasks get the matching priority); the library's own worker pool runs all
+    /// work alike. The default is `.default`
     /// (`.userInteractive` for ``main``).
     public var qualityOfService: DispatchQoS.QoSClass {
         get { withLock { storedQualityOfService } }

@@ -1,10 +1,10 @@
 /// Operations that wait for each other in a cycle, so that none of them could ever start.
 ///
-/// Apple's guide calls a dependency cycle a programmer error that keeps the operations from
-/// running. Here a cycle never freezes silently: when the library finds one (see
+/// In Apple's model a dependency cycle keeps the operations on it from ever running. Here a cycle never freezes silently: when the library finds one (see
 /// <doc:Reliability>), it ends every operation on the cycle with this error in ``Op/error``
-/// (the operations are cancelled, so their bodies do not run, and their dependents go on), and
-/// reports it to ``OpDiagnostics``. ``Op/checkForDependencyCycles(in:)`` throws it before
+/// (the operations are cancelled, so their bodies do not run, and their dependents go on), removes
+/// the dependencies between them (so that they can be released), and reports it to
+/// ``OpDiagnostics``. ``Op/checkForDependencyCycles(in:)`` throws it before
 /// anything runs.
 public struct DependencyCycleError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The operations on the cycle, each described by its name where set (``Op/description``),

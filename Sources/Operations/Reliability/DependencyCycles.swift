@@ -117,6 +117,14 @@ enum DependencyCycles {
         for (operation, action) in actions {
             operation.performFail(action)
         }
+        // The operations keep their dependencies, and these form a loop of strong references:
+        // remove the dependencies between them so that they can be released.
+        let members = Set(cycle.map(ObjectIdentifier.init))
+        for operation in cycle {
+            for dependency in operation.dependencies where members.contains(ObjectIdentifier(dependency)) {
+                operation.removeDependency(dependency)
+            }
+        }
     }
 
     // MARK: Strongly connected components
