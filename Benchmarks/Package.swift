@@ -18,7 +18,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(path: ".."),
-        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // The workloads, written once for our library and once for each peer.
@@ -42,11 +42,11 @@ let package = Package(
             dependencies: [
                 "Workloads",
                 .product(name: "Operations", package: rootPackage),
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/OperationsBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]
 )
