@@ -117,6 +117,20 @@ import Glibc
         expectStandardError(of: result, toContain: ["OpQueue.main", "cannot be changed"])
     }
 
+    @Test func readingTheResultOfAnInvocationOpWhoseMainSkippedSuperTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            final class Overriding: InvocationOp<Int>, @unchecked Sendable {
+                // @unchecked Sendable: no state of its own.
+                override func main() {}   // forgets super.main()
+            }
+            let op = Overriding { 42 }
+            op.name = "forgetful"
+            op.start()
+            _ = try? op.result
+        }
+        expectStandardError(of: result, toContain: ["\"forgetful\"", "without calling super.main()", "Call super.main()"])
+    }
+
     @Test func changingTheMainQueuesWidthTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             OpQueue.main.maxConcurrentOperationCount = 4
