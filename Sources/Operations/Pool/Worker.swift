@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,11 @@ final class Worker: @unchecked Sendable {
 
     /// Set by the worker's own thread when it leaves the pool.
     var isRetired = false
+
+    /// How many jobs the worker has taken. The monitor counts a sleeping worker as blocked only if
+    /// this did not change since its last look (a worker between two jobs may sleep on a lock for
+    /// a moment). Relaxed: a progress hint only.
+    let jobsTaken = Atomic<UInt64>(0)
 
     /// `/proc/self/task/<tid>/stat`, which tells the thread's scheduler state (Linux).
     private let statPath: [CChar]?

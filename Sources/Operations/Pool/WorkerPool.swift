@@ -18,8 +18,9 @@ import Darwin
 /// - A job is handed to an idle worker if there is one (most recently idle first).
 /// - Otherwise, while fewer threads than cores exist, a new thread is started at once.
 /// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at what the scheduler says
-///   each worker is doing (`/proc/self/task/<tid>/stat` on Linux). If fewer workers than cores are
-///   doing CPU work while jobs wait, the others are blocked (sleeping, waiting on I/O), and it
+///   each worker is doing (`/proc/self/task/<tid>/stat` on Linux); a worker counts as blocked when
+///   it sleeps in the same job as at the previous look. If fewer workers than cores are doing CPU
+///   work while jobs wait, the others are blocked (sleeping, waiting on I/O), and it
 ///   starts more threads (see ``WorkerPool/threadsToAdd(load:threads:starting:pending:cores:limit:)``),
 ///   up to ``WorkerPool/maximumThreadCount``. While the cores are busy, it looks less often.
 /// - Threads above the core count that stay idle for ``WorkerPool/idleTimeout`` exit.
@@ -135,6 +136,7 @@ final class WorkerPool: @unchecked Sendable {
             lock.lock()
             if let job = state.jobs.popFirst() {
                 lock.unlock()
+                worker.jobsTaken.add(1, ordering: .relaxed)
                 pendingJobs.subtract(1, ordering: .relaxed)
                 job()
                 continue
@@ -180,6 +182,7 @@ final class WorkerPool: @unchecked Sendable {
 
     private func monitorLoop() {
         var interval = WorkerPool.stallInterval
+        var lastJobsTaken: [ObjectIdentifier: UInt64] = [:]
         while true {
             let workers: [Worker]? = lock.withLock {
                 if state.jobs.isEmpty || !state.idleWorkers.isEmpty {
@@ -196,13 +199,23 @@ final class WorkerPool: @unchecked Sendable {
             // Give the waiting jobs a moment: a worker about to finish may take them.
             sleep(for: interval)
             var load = Load()
+            var jobsTaken: [ObjectIdentifier: UInt64] = [:]
             for worker in workers {
+                let id = ObjectIdentifier(worker)
+                let taken = worker.jobsTaken.load(ordering: .relaxed)
+                jobsTaken[id] = taken
                 switch worker.schedulerState {
-                case .runnable: load.runnableWorkers += 1
-                case .blocked: load.blockedWorkers += 1
-                case .unknown: load.unknownWorkers += 1
+                case .runnable:
+                    load.runnableWorkers += 1
+                case .blocked where lastJobsTaken[id] == taken:
+                    load.blockedWorkers += 1   // asleep in the same job as last time: blocked
+                case .blocked:
+                    load.runnableWorkers += 1  // between jobs: count it as busy
+                case .unknown:
+                    load.unknownWorkers += 1
                 }
             }
+            lastJobsTaken = jobsTaken
             let spawnCount: Int = lock.withLock {
                 guard !state.jobs.isEmpty, state.idleWorkers.isEmpty else { return 0 }
                 let count = WorkerPool.threadsToAdd(
