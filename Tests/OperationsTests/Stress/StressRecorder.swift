@@ -62,6 +62,7 @@ final class StressRecorder: Sendable {
     final class Trace: Sendable {
         let record = LockedBox(Record())
         /// Blocks of a `BlockOp` running now: the operation is in flight while this is not zero.
+        /// Changed only with `record`'s lock held, so that two blocks never count it twice.
         let activeBlocks = Atomic<Int>(0)
         /// Set by whoever registers the waiter that records the end (barriers have two candidates).
         let isRegistered = Atomic<Bool>(false)

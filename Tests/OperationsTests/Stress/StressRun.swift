@@ -8,8 +8,6 @@ import Synchronization
 /// Operations and their closures hold the run strongly; the run holds operations only weakly,
 /// so that the harness can check that finished operations are released.
 final class StressRun: Sendable {
-    typealias Node = StressScenario.Node
-
     let scenario: StressScenario
     let config: StressConfig
     let recorder: StressRecorder
