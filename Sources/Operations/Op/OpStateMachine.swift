@@ -338,7 +338,8 @@ struct OpStateMachine {
     /// Ends a pending operation with `error` (it is on a dependency cycle): it is cancelled and
     /// will not run. One that is in no queue is finished at once, since nothing else would start it.
     mutating func fail(with error: any Error) -> FailAction {
-        guard lifecycle == .pending else { return .none }
+        // An operation already ended with an error (on an earlier cycle) keeps that error.
+        guard lifecycle == .pending, self.error == nil else { return .none }
         ensureExtras().error = error
         isCancelled = true
         if queue == nil {

@@ -399,6 +399,11 @@ extension OpQueue {
         if let generation { scheduleStallCheck(generation: generation) }
     }
 
+    /// What `operation`, one of this queue's members, waits for because of barriers.
+    final func barrierWaits(of operation: Op) -> [Op] {
+        withLock { machine.barrierWaits(of: operation) }
+    }
+
     /// How long a queue must stay stalled before its waiting operations are searched for cycles.
     static let stallCheckDelay: DispatchTimeInterval = .milliseconds(50)
 
@@ -412,13 +417,8 @@ extension OpQueue {
                 return
             case .later(let newGeneration):
                 self.scheduleStallCheck(generation: newGeneration)
-            case .scan(let members, let barrierEdges):
-                // Besides dependencies, a barrier waits for the operations of its epoch, and an
-                // operation of a later epoch waits for the barrier before it.
-                let successors: (Op) -> [Op] = { operation in
-                    DependencyCycles.blockingDependencies(of: operation) + (barrierEdges[ObjectIdentifier(operation)] ?? [])
-                }
-                for cycle in DependencyCycles.cycles(from: members, successors: successors) {
+            case .scan(let members):
+                for cycle in DependencyCycles.cycles(from: members, successors: DependencyCycles.waits) {
                     DependencyCycles.end(cycle: cycle)
                 }
             }

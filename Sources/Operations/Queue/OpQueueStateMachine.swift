@@ -303,10 +303,8 @@ struct OpQueueStateMachine {
         case none
         /// The queue is stalled again after some progress: check again later, with this generation.
         case later(UInt64)
-        /// The queue has been stalled all along: look for cycles among these members, with these
-        /// implicit edges of barriers (each barrier waits for its epoch's members, each member of a
-        /// later epoch for the barrier before it).
-        case scan([Op], barrierEdges: [ObjectIdentifier: [Op]])
+        /// The queue has been stalled all along: look for cycles among these members.
+        case scan([Op])
     }
 
     mutating func stallCheckFired(generation: UInt64) -> StallCheck {
@@ -316,30 +314,27 @@ struct OpQueueStateMachine {
             stallCheckPending = true
             return .later(progressGeneration)
         }
-        let elements = members.elements
-        return .scan(elements, barrierEdges: barrierEdges(of: elements))
+        return .scan(members.elements)
     }
 
-    /// The edges barriers add to the wait-for graph of `elements`, the queue's members.
-    private func barrierEdges(of elements: [Op]) -> [ObjectIdentifier: [Op]] {
-        guard barrierCount > completedBarriers else { return [:] }
-        var barriers: [Int: Op] = [:]
-        for operation in elements where operation.isBarrier {
-            barriers[operation.epoch] = operation
+    /// What `operation`, a member, waits for besides its dependencies, because of barriers: a
+    /// barrier waits for the members of its epoch and for the barrier before it; a member of a
+    /// later epoch waits for the barrier before it. Used by cycle searches (rarely: O(members)).
+    func barrierWaits(of operation: Op) -> [Op] {
+        guard barrierCount > completedBarriers, operation.queueSlot >= 0 else { return [] }
+        var waits: [Op] = []
+        let elements = members.elements
+        func pendingBarrier(ofEpoch epoch: Int) -> Op? {
+            guard epoch >= completedBarriers else { return nil }
+            return elements.first { $0.isBarrier && $0.epoch == epoch }
         }
-        var edges: [ObjectIdentifier: [Op]] = [:]
-        for operation in elements {
-            if operation.isBarrier {
-                continue
-            }
-            if let barrier = barriers[operation.epoch] {
-                edges[ObjectIdentifier(barrier), default: []].append(operation)
-            }
-            if operation.epoch > completedBarriers, let previous = barriers[operation.epoch - 1] {
-                edges[ObjectIdentifier(operation), default: []].append(previous)
-            }
+        if operation.isBarrier {
+            waits = elements.filter { !$0.isBarrier && $0.epoch == operation.epoch }
+            if let previous = pendingBarrier(ofEpoch: operation.epoch - 1) { waits.append(previous) }
+        } else if operation.epoch > completedBarriers, let previous = pendingBarrier(ofEpoch: operation.epoch - 1) {
+            waits.append(previous)
         }
-        return edges
+        return waits
     }
 
     /// A dependency of a member changed: a stall seen before may have become a cycle, so the next

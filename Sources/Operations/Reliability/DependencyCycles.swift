@@ -41,6 +41,15 @@ enum DependencyCycles {
         return dependencies.filter { !$0.isFinished }
     }
 
+    /// Everything `operation` waits for: its blocking dependencies and, in a queue with pending
+    /// barriers, what the barriers make it wait for (in whichever queue it is).
+    static func waits(of operation: Op) -> [Op] {
+        let queue = operation.withState { $0.lifecycle == .pending ? $0.queue : nil }
+        let dependencies = blockingDependencies(of: operation)
+        guard let queue else { return dependencies }
+        return dependencies + queue.barrierWaits(of: operation)
+    }
+
     /// A path from `start` to `target` along blocking dependencies, `start` first and `target`
     /// last, or `nil` if there is none within `limit` visited operations.
     static func blockingPath(from start: Op, to target: Op, limit: Int = searchLimit) -> [Op]? {
@@ -98,7 +107,7 @@ enum DependencyCycles {
     /// the queue's stall check.)
     static func checkBeforeWaiting(for operation: Op) {
         guard operation.withState({ $0.lifecycle == .pending && !$0.isCancelled && !$0.isEnqueued }) else { return }
-        for cycle in cycles(from: [operation], successors: blockingDependencies) {
+        for cycle in cycles(from: [operation], successors: waits) {
             end(cycle: cycle)
         }
     }
@@ -112,12 +121,26 @@ enum DependencyCycles {
 
     /// Ends every operation of `cycle` with a ``DependencyCycleError`` and reports it.
     static func end(cycle: [Op]) {
+        // Searches run concurrently: a cycle found from a snapshot may already be broken (one of
+        // its operations started). Every operation of a live cycle is still pending; some may have
+        // been ended by an overlapping cycle already (they keep waiting behind a barrier), and
+        // keep their first error.
+        let isLive = cycle.allSatisfy { operation in
+            operation.withState { $0.lifecycle == .pending }
+        }
+        guard isLive else { return }
         let error = DependencyCycleError(operations: cycle.map(\.description))
         // Mark every operation first, then act: ending one operation lets its dependents on the
         // cycle become ready, and they must already be cancelled by then so that none runs.
         let actions = cycle.map { operation in (operation, operation.markFailed(with: error)) }
+        let endsSomething = actions.contains { _, action in
+            if case .none = action { return false }
+            return true
+        }
         // Reported before the operations finish, so that whoever waits for them sees the report.
-        OpDiagnostics.report(.dependencyCycle(error))
+        if endsSomething {
+            OpDiagnostics.report(.dependencyCycle(error))
+        }
         for (operation, action) in actions {
             operation.performFail(action)
         }

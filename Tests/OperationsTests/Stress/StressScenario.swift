@@ -135,32 +135,21 @@ extension StressScenario {
         var batch: [Int] = []
         var batchQueue = -1
         var batchLimit = 1
-        /// Queues whose last addition is a barrier.
-        var endsWithBarrier = Set<Int>()
 
         func flush() {
             guard !batch.isEmpty else { return }
             scenario.steps.append(.add(batch, queue: batchQueue))
-            endsWithBarrier.remove(batchQueue)
             batch = []
         }
 
         func event() {
             let roll = Double.random(in: 0..<1, using: &rng)
-            var queue = Int.random(in: 0..<queueCount, using: &rng)
+            let queue = Int.random(in: 0..<queueCount, using: &rng)
             var threshold = config.barrierShare
             if roll < threshold {
-                // Cycle scenarios never put two barriers side by side: a cycle through them is not
-                // found (see `StressTests.Cycles.aCycleThroughTwoAdjacentBarriersIsEnded`, disabled
-                // for that bug) and the run would hang.
-                // Nor barriers in two queues: a cycle through both is not found either (see
-                // `StressTests.Cycles.aCycleThroughBarriersOfTwoQueuesIsEnded`).
-                if config.isCycleScenario { queue = 0 }
-                if config.isCycleScenario, endsWithBarrier.contains(queue) { return }
                 let id = scenario.nodes.count
                 scenario.nodes.append(Node(id: id, kind: .barrier, queue: queue))
                 scenario.steps.append(.addBarrier(id))
-                endsWithBarrier.insert(queue)
                 return
             }
             threshold += config.suspensionShare
