@@ -144,6 +144,13 @@ open class AsyncOp: Op, @unchecked Sendable {
 
     /// Cancels the task of a running `async` body.
     override func didCancelWhileExecuting() {
+        if Op.currentTaskOperation === self {
+            // Cancelled from its own body, maybe before `execute()` stored the task: cancel the
+            // current task directly, so that the body sees it at once.
+            withUnsafeCurrentTask { $0?.cancel() }
+        }
+        // From elsewhere: the stored task; if it is not stored yet, `execute()` cancels it as soon
+        // as it stores it.
         withState { _ in task }?.cancel()
     }
 }

@@ -1,7 +1,8 @@
 @testable import Operations
 
 /// A stress-test asynchronous operation: `execute()` starts the work, which calls `finish()`
-/// inline, from `DispatchQueue.global()`, or from the scenario's serial queue.
+/// inline, from `DispatchQueue.global()`, or from the scenario's serial queue; or the work is the
+/// `async` body, which the library runs in a `Task` and finishes.
 final class StressAsyncOp: AsyncOp, @unchecked Sendable {
     // @unchecked Sendable: its own stored properties are immutable `let`s of Sendable types; the
     // rest of its state is AsyncOp's, which is thread-safe.
@@ -15,6 +16,14 @@ final class StressAsyncOp: AsyncOp, @unchecked Sendable {
     }
 
     override func execute() {
-        run.asyncExecute(of: node, operation: self)
+        if run.runsAsAsyncBody(node) {
+            super.execute()   // the library runs `execute() async throws` in a Task
+        } else {
+            run.asyncExecute(of: node, operation: self)
+        }
+    }
+
+    override func execute() async throws {
+        await run.asyncBody(of: node, operation: self)
     }
 }

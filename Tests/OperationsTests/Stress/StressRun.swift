@@ -269,6 +269,38 @@ final class StressRun: Sendable {
             DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(microseconds), execute: work)
         case .serialQueue:
             finisherQueue.async(execute: work)
+        case .asyncBody:
+            preconditionFailure("n\(id) runs as an async body")
+        }
+    }
+
+    /// Whether node `id` is an asynchronous operation whose work is its `async` body.
+    func runsAsAsyncBody(_ id: Int) -> Bool {
+        scenario.nodes[id].kind == .async(.asyncBody)
+    }
+
+    /// The `async` body of an asynchronous operation: the same work, in a `Task`; the library
+    /// finishes the operation when it returns.
+    func asyncBody(of id: Int, operation: StressAsyncOp) async {
+        let node = scenario.nodes[id]
+        recorder.callback {
+            bodyStarted(id, operation: operation, checksCurrentQueue: true)
+            addChild(of: id, parent: operation)
+        }
+        await Task.yield()
+        recorder.callback {
+            StressRun.pause(node.pause)
+            if node.cancellation == .duringExecution {
+                recorder.noteCancellation(of: id, at: recorder.stamp())
+                operation.cancel()
+                if !operation.isCancelled {
+                    recorder.violation("n\(id): isCancelled is false right after cancel() during execution")
+                }
+                if !Task.isCancelled {
+                    recorder.violation("n\(id): cancelling the operation did not cancel the task of its async body")
+                }
+            }
+            bodyEnded(id)
         }
     }
 
@@ -365,7 +397,7 @@ final class StressRun: Sendable {
             if OpQueue.current !== expected {
                 recorder.violation("n\(id): runs with OpQueue.current = \(OpQueue.current.map(\.description) ?? "nil"), expected \(expected)")
             }
-            if Op.currentOperation.value !== operation {
+            if (Op.currentOperation.value ?? Op.currentTaskOperation) !== operation {
                 recorder.violation("n\(id): the current operation is not itself")
             }
         }

@@ -31,6 +31,9 @@ struct StressScenario: Sendable {
         case globalAfter(microseconds: Int)
         /// From a serial Dispatch queue shared by the scenario.
         case serialQueue
+        /// Not called by the test: the work is the operation's `async` body, which the library
+        /// runs in a `Task` and finishes when it returns.
+        case asyncBody
     }
 
     /// Whether and when the operation is cancelled by its own plan (the driver may cancel it too).
@@ -230,11 +233,12 @@ extension StressScenario {
         if roll < config.invocationShare { return .invocation }
         roll -= config.invocationShare
         if roll < config.asyncShare {
-            switch Int.random(in: 0..<10, using: &rng) {
+            switch Int.random(in: 0..<13, using: &rng) {
             case 0..<2: return .async(.inline)
             case 2..<6: return .async(.global)
             case 6..<8: return .async(.globalAfter(microseconds: Int.random(in: 1...200, using: &rng)))
-            default: return .async(.serialQueue)
+            case 8..<10: return .async(.serialQueue)
+            default: return .async(.asyncBody)
             }
         }
         return .sync
