@@ -87,6 +87,10 @@ open class AsyncOp: Op, @unchecked Sendable {
         let priority = TaskPriority(qualityOfService)
         let task = Task(priority: priority) { [self] in
             await Op.$currentTaskOperation.withValue(self) {
+                if isCancelled {
+                    // Cancelled before the body started (the handle may not be stored yet).
+                    withUnsafeCurrentTask { $0?.cancel() }
+                }
                 do {
                     try await self.execute()
                     self.finish()
@@ -142,15 +146,23 @@ open class AsyncOp: Op, @unchecked Sendable {
         finish()
     }
 
-    /// Cancels the task of a running `async` body.
-    override func didCancelWhileExecuting() {
+    /// Cancels the operation and, if it is running an `async` body, the body's task.
+    ///
+    /// Called from the body itself, the task is cancelled before `cancel()` returns, so the body's
+    /// next `Task.isCancelled` sees it.
+    open override func cancel() {
+        super.cancel()
         if Op.currentTaskOperation === self {
-            // Cancelled from its own body, maybe before `execute()` stored the task: cancel the
-            // current task directly, so that the body sees it at once.
+            // From its own body (even if another thread cancelled first and is about to cancel the
+            // task): cancel the current task directly.
             withUnsafeCurrentTask { $0?.cancel() }
         }
-        // From elsewhere: the stored task; if it is not stored yet, `execute()` cancels it as soon
-        // as it stores it.
+    }
+
+    /// Cancels the task of a running `async` body.
+    override func didCancelWhileExecuting() {
+        // The stored task; if it is not stored yet, `execute()` cancels it as soon as it stores it,
+        // and the body cancels itself when it starts.
         withState { _ in task }?.cancel()
     }
 }
