@@ -274,12 +274,7 @@ import Dispatch
         #expect(!x.isFinished)
         chain[0].addDependency(x)             // closes a cycle longer than the quick search
         chain[0].removeDependency(external)
-        let done = Gate()
-        DispatchQueue.global().async {
-            queue.waitUntilAllOperationsAreFinished()
-            done.open()
-        }
-        #expect(done.wait())
+        #expect(queueEmpties(queue))
         #expect(x.error is DependencyCycleError)
         #expect(chain.allSatisfy { $0.error is DependencyCycleError })
         #expect(recorder.reports(mentioning: token).count == 1)
@@ -301,12 +296,7 @@ import Dispatch
         queue.addOperation(late)
         early.addDependency(late)
         queue.isSuspended = false
-        let done = Gate()
-        DispatchQueue.global().async {
-            queue.waitUntilAllOperationsAreFinished()
-            done.open()
-        }
-        #expect(done.wait())
+        #expect(queueEmpties(queue))
         #expect(early.error is DependencyCycleError && late.error is DependencyCycleError)
         #expect(recorder.reports(mentioning: token).count == 1)
     }

@@ -62,13 +62,7 @@ enum DependencyCycles {
         var stack = [start]
         while let node = stack.popLast() {
             if node === target {
-                var path = [node]
-                var current = node
-                while let previous = parent[ObjectIdentifier(current)] {
-                    path.append(previous)
-                    current = previous
-                }
-                return path.reversed()
+                return path(to: node, parents: parent)
             }
             if visited.count > limit { return nil }
             for next in blockingDependencies(of: node) where visited.insert(ObjectIdentifier(next)).inserted {
@@ -235,13 +229,7 @@ enum DependencyCycles {
             head += 1
             for next in edges[ObjectIdentifier(node)] ?? [] where members.contains(ObjectIdentifier(next)) {
                 if next === start {
-                    var path = [node]
-                    var current = node
-                    while let previous = parent[ObjectIdentifier(current)] {
-                        path.append(previous)
-                        current = previous
-                    }
-                    return path.reversed()
+                    return path(to: node, parents: parent)
                 }
                 if parent[ObjectIdentifier(next)] == nil && next !== start {
                     parent[ObjectIdentifier(next)] = node
@@ -250,5 +238,16 @@ enum DependencyCycles {
             }
         }
         return component
+    }
+
+    /// The path from the search's start to `end`, following `parents` back from `end`.
+    private static func path(to end: Op, parents: [ObjectIdentifier: Op]) -> [Op] {
+        var path = [end]
+        var current = end
+        while let previous = parents[ObjectIdentifier(current)] {
+            path.append(previous)
+            current = previous
+        }
+        return path.reversed()
     }
 }

@@ -249,13 +249,7 @@ final class StressRun: Sendable {
         let work: @Sendable () -> Void = { [self] in
             recorder.callback {
                 StressRun.pause(node.pause)
-                if node.cancellation == .duringExecution {
-                    recorder.noteCancellation(of: id, at: recorder.stamp())
-                    operation.cancel()
-                    if !operation.isCancelled {
-                        recorder.violation("n\(id): isCancelled is false right after cancel() during execution")
-                    }
-                }
+                cancelIfPlanned(id, operation: operation)
                 bodyEnded(id)
                 operation.finish()
             }
@@ -290,18 +284,24 @@ final class StressRun: Sendable {
         await Task.yield()
         recorder.callback {
             StressRun.pause(node.pause)
-            if node.cancellation == .duringExecution {
-                recorder.noteCancellation(of: id, at: recorder.stamp())
-                operation.cancel()
-                if !operation.isCancelled {
-                    recorder.violation("n\(id): isCancelled is false right after cancel() during execution")
-                }
-                if !Task.isCancelled {
-                    recorder.violation("n\(id): cancelling the operation did not cancel the task of its async body")
-                }
+            if cancelIfPlanned(id, operation: operation), !Task.isCancelled {
+                recorder.violation("n\(id): cancelling the operation did not cancel the task of its async body")
             }
             bodyEnded(id)
         }
+    }
+
+    /// Cancels the asynchronous operation of node `id` from its own work if its plan says so, and
+    /// checks that the cancellation is visible at once. Returns whether it cancelled.
+    @discardableResult
+    private func cancelIfPlanned(_ id: Int, operation: StressAsyncOp) -> Bool {
+        guard scenario.nodes[id].cancellation == .duringExecution else { return false }
+        recorder.noteCancellation(of: id, at: recorder.stamp())
+        operation.cancel()
+        if !operation.isCancelled {
+            recorder.violation("n\(id): isCancelled is false right after cancel() during execution")
+        }
+        return true
     }
 
     private func invocationBody(of id: Int) {

@@ -112,3 +112,14 @@ final class DiagnosticsRecorder: Sendable {
 func uniqueToken(_ label: String = "t") -> String {
     "\(label)\(UInt64.random(in: 0..<UInt64.max))"
 }
+
+/// Waits on another thread for `queue` to empty; returns `false` if it did not within the hang
+/// guard (the queue is stuck).
+func queueEmpties(_ queue: OpQueue, seconds: Int = 10) -> Bool {
+    let done = Gate()
+    DispatchQueue.global().async {
+        queue.waitUntilAllOperationsAreFinished()
+        done.open()
+    }
+    return done.wait(seconds: seconds)
+}
