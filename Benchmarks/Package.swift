@@ -16,6 +16,9 @@ let rootPackage = URL(fileURLWithPath: Context.packageDirectory).deletingLastPat
 let package = Package(
     name: "swift-operations-benchmarks",
     platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "compare", targets: ["Compare"]),
+    ],
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
