@@ -108,7 +108,12 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     public final func start() {
         switch transition({ $0.startManually() }) {
         case .run:
-            runBody()
+            Op.currentOperation.withValue(self) {
+                main()
+            }
+            if !isAsynchronousStorage {
+                performFinish(transition { $0.finish() }, releasesSlot: false)
+            }
         case .finishWithoutRunning(let finish):
             performFinish(finish, releasesSlot: true)
         case .ignore:
@@ -118,20 +123,6 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         case .misuse(let misuse):
             trap(misuse)
         }
-    }
-
-    /// Runs the body on the calling thread; finishes a synchronous operation afterwards.
-    /// Returns whether the operation finished (an asynchronous one finishes on its own).
-    @discardableResult
-    final func runBody() -> Bool {
-        Op.currentOperation.withValue(self) {
-            main()
-        }
-        if isAsynchronousStorage {
-            return false
-        }
-        performFinish(transition { $0.finish() }, releasesSlot: false)
-        return true
     }
 
     /// What happened when a queue tried to start the operation.
