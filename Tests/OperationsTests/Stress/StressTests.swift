@@ -116,14 +116,8 @@ extension StressTests {
                     position += size
                 }
                 queue.isSuspended = false
-                guard StressHarness.waitUntilEmpty([queue]) else {
-                    Issue.record("stress seed \(seed) round \(round): hang, started \(log.all)")
-                    return
-                }
-                let expected = PriorityModel.expectedOrder(priorities)
-                if log.all != expected {
-                    Issue.record("stress seed \(seed) round \(round): started \(log.all) with priorities \(priorities.map(\.rawValue)), expected \(expected)")
-                }
+                guard checkStartOrder(of: queue, log: log, expected: PriorityModel.expectedOrder(priorities),
+                                      priorities: priorities, seed: seed, round: round) else { return }
             }
         }
 
@@ -154,16 +148,11 @@ extension StressTests {
                     }
                 }
                 queue.isSuspended = false
-                guard StressHarness.waitUntilEmpty([queue]) else {
-                    Issue.record("stress seed \(seed) round \(round): hang, started \(log.all)")
-                    return
-                }
                 let expected = operations.indices.sorted { lhs, rhs in
                     priorities[lhs] != priorities[rhs] ? priorities[lhs] > priorities[rhs] : order[lhs] < order[rhs]
                 }
-                if log.all != expected {
-                    Issue.record("stress seed \(seed) round \(round): started \(log.all) with priorities \(priorities.map(\.rawValue)), expected \(expected)")
-                }
+                guard checkStartOrder(of: queue, log: log, expected: expected,
+                                      priorities: priorities, seed: seed, round: round) else { return }
             }
         }
 
@@ -187,14 +176,8 @@ extension StressTests {
                 // they started to depend on the trigger.
                 queue.addOperations(operations.shuffled(using: &rng), waitUntilFinished: false)
                 trigger.start()
-                guard StressHarness.waitUntilEmpty([queue]) else {
-                    Issue.record("stress seed \(seed) round \(round): hang, started \(log.all)")
-                    return
-                }
-                let expected = PriorityModel.expectedOrder(priorities)
-                if log.all != expected {
-                    Issue.record("stress seed \(seed) round \(round): started \(log.all) with priorities \(priorities.map(\.rawValue)), expected \(expected)")
-                }
+                guard checkStartOrder(of: queue, log: log, expected: PriorityModel.expectedOrder(priorities),
+                                      priorities: priorities, seed: seed, round: round) else { return }
             }
         }
 
@@ -217,14 +200,8 @@ extension StressTests {
                 }
                 queue.addOperations(([trigger] + operations).shuffled(using: &rng), waitUntilFinished: false)
                 queue.isSuspended = false
-                guard StressHarness.waitUntilEmpty([queue]) else {
-                    Issue.record("stress seed \(seed) round \(round): hang, started \(log.all)")
-                    return
-                }
-                let expected = [-1] + PriorityModel.expectedOrder(priorities)
-                if log.all != expected {
-                    Issue.record("stress seed \(seed) round \(round): started \(log.all) with priorities \(priorities.map(\.rawValue)), expected \(expected)")
-                }
+                guard checkStartOrder(of: queue, log: log, expected: [-1] + PriorityModel.expectedOrder(priorities),
+                                      priorities: priorities, seed: seed, round: round) else { return }
             }
         }
 
@@ -247,6 +224,20 @@ extension StressTests {
         }
 
         /// The indices sorted by priority, highest first, keeping the index order among equals.
+        /// Waits for `queue` to empty and records an issue if it hung (returning `false`) or started
+        /// its operations in another order than `expected`.
+        private func checkStartOrder(of queue: OpQueue, log: EventLog<Int>, expected: [Int],
+                                     priorities: [Op.QueuePriority], seed: UInt64, round: Int) -> Bool {
+            guard StressHarness.waitUntilEmpty([queue]) else {
+                Issue.record("stress seed \(seed) round \(round): hang, started \(log.all)")
+                return false
+            }
+            if log.all != expected {
+                Issue.record("stress seed \(seed) round \(round): started \(log.all) with priorities \(priorities.map(\.rawValue)), expected \(expected)")
+            }
+            return true
+        }
+
         static func expectedOrder(_ priorities: [Op.QueuePriority]) -> [Int] {
             priorities.indices.sorted { lhs, rhs in
                 priorities[lhs] != priorities[rhs] ? priorities[lhs] > priorities[rhs] : lhs < rhs
