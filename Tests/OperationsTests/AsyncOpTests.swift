@@ -213,9 +213,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
             op.start()
             op.finish()
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("twice-finished"))
-        #expect(text.contains("finish() was called twice"))
+        expectStandardError(of: result, toContain: ["twice-finished", "finish() was called twice"])
     }
 
     @Test func finishingBeforeStartTraps() async {
@@ -224,9 +222,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
             op.name = "early-finish"
             op.finish()
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("early-finish"))
-        #expect(text.contains("before it started executing"))
+        expectStandardError(of: result, toContain: ["early-finish", "before it started executing"])
     }
 
     @Test func finishingACancelledOpThatNeverExecutedTraps() async {
@@ -237,8 +233,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
             op.start()
             op.finish()
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("cancelled-finish"))
+        expectStandardError(of: result, toContain: ["cancelled-finish"])
     }
 
     @Test

@@ -172,9 +172,7 @@ private final class Rendezvous: Sendable {
             op.start()
             op.addExecutionBlock {}
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("finished-thumbnails"))
-        #expect(text.contains("addExecutionBlock"))
+        expectStandardError(of: result, toContain: ["finished-thumbnails", "addExecutionBlock"])
     }
 
     @Test func addingABlockToAnExecutingBlockOpTraps() async {
@@ -186,8 +184,6 @@ private final class Rendezvous: Sendable {
             }
             op.start()
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("running-thumbnails"))
-        #expect(text.contains("addExecutionBlock"))
+        expectStandardError(of: result, toContain: ["running-thumbnails", "addExecutionBlock"])
     }
 }

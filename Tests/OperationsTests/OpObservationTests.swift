@@ -464,8 +464,6 @@ private func ids(_ operations: [Op]?) -> [ObjectIdentifier]? {
             let token = op.observe(\.name) { _, _ in }
             token.invalidate()
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("not observable"))
-        #expect(text.contains("watched-op"))
+        expectStandardError(of: result, toContain: ["not observable", "watched-op"])
     }
 }

@@ -132,8 +132,6 @@ private func memberIDs(_ operations: [Op]?) -> [ObjectIdentifier]? {
             let token = queue.observe(\.qualityOfService) { _, _ in }
             token.invalidate()
         }
-        let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(text.contains("not observable"))
-        #expect(text.contains("watched-queue"))
+        expectStandardError(of: result, toContain: ["not observable", "watched-queue"])
     }
 }
