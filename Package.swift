@@ -9,6 +9,8 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "swift-operations",
+    // `Synchronization` (Atomic) needs these on Apple platforms.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Operations", targets: ["Operations"]),
         .executable(name: "download-demo", targets: ["DownloadDemo"]),

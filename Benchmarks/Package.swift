@@ -15,7 +15,7 @@ let rootPackage = URL(fileURLWithPath: Context.packageDirectory).deletingLastPat
 
 let package = Package(
     name: "swift-operations-benchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "compare", targets: ["Compare"]),
     ],
