@@ -435,10 +435,12 @@ extension Op {
     @discardableResult
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
                              inDrainer: Bool = false) -> OpQueueCompletion? {
-        for dependentSerial in finish.dependentSerials {
-            DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
-        }
-        if !finish.dependents.isEmpty {
+        var resolvedBackwardEdges = 0
+        if let first = finish.firstDependent, first.serial < serial { resolvedBackwardEdges += 1 }
+        for dependent in finish.otherDependents where dependent.serial < serial { resolvedBackwardEdges += 1 }
+        for dependentSerial in finish.releasedDependentSerials where dependentSerial < serial { resolvedBackwardEdges += 1 }
+        DependencyCycles.backwardEdgesResolved(resolvedBackwardEdges)
+        if finish.firstDependent != nil {
             notifyDependents(finish, releasesSlot: releasesSlot)
         }
         if releasesSlot, let queue = finish.queue {
@@ -474,8 +476,7 @@ extension Op {
         // A drainer that will ask its queue for the next operation right after this need not
         // have another drainer requested for the dependents that become ready here.
         OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
-            if finish.dependents.count == 1 {
-                let dependent = finish.dependents[0]
+            if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
                 dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
                 return
             }

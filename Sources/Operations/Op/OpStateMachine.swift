@@ -406,14 +406,23 @@ struct OpStateMachine {
     /// What finishing asks the storage to do, in this order: tell the dependents, give the
     /// queue its slot back, run the completion block, then call ``completed()``.
     struct FinishAction: Equatable {
-        /// Operations waiting for this one; each gets `dependencyFinished()`.
-        var dependents: [Op]
-        /// The serial numbers of every dependent that was waiting, including released ones.
-        var dependentSerials: [UInt64] = []
+        /// The first operation waiting for this one (kept apart so that the common case of one
+        /// dependent needs no array); each dependent gets `dependencyFinished()`.
+        var firstDependent: Op?
+        /// The other operations waiting for this one.
+        var otherDependents: [Op] = []
+        /// The serial numbers of dependents that were waiting but have been released since.
+        var releasedDependentSerials: [UInt64] = []
         /// The queue the operation runs in, if any.
         var queue: OpQueue?
         /// Whether a completion block is set; it is handed over by ``takeCompletionBlock()``.
         var hasCompletionBlock: Bool
+
+        /// Every operation waiting for this one.
+        var dependents: [Op] {
+            guard let firstDependent else { return [] }
+            return [firstDependent] + otherDependents
+        }
 
         static func == (lhs: FinishAction, rhs: FinishAction) -> Bool {
             lhs.dependents.count == rhs.dependents.count
@@ -425,9 +434,18 @@ struct OpStateMachine {
     /// Ends execution (synchronous ops when `main()` returns; asynchronous ones on `finish()`).
     mutating func finish() -> FinishAction {
         lifecycle = .finishing
-        let action = FinishAction(dependents: dependents.compactMap(\.operation),
-                                  dependentSerials: dependents.map(\.serial), queue: queue,
-                                  hasCompletionBlock: completionBlock != nil)
+        var action = FinishAction(queue: queue, hasCompletionBlock: completionBlock != nil)
+        for entry in dependents {
+            if let operation = entry.operation {
+                if action.firstDependent == nil {
+                    action.firstDependent = operation
+                } else {
+                    action.otherDependents.append(operation)
+                }
+            } else {
+                action.releasedDependentSerials.append(entry.serial)
+            }
+        }
         dependents = []
         return action
     }

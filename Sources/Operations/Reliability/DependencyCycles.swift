@@ -106,6 +106,14 @@ enum DependencyCycles {
         }
     }
 
+    /// `count` backward edges stopped holding their dependents back.
+    @inline(__always)
+    static func backwardEdgesResolved(_ count: Int) {
+        if count > 0 {
+            backwardEdges.subtract(count, ordering: .relaxed)
+        }
+    }
+
     /// One backward edge stopped holding its dependent back.
     static func backwardEdgeResolved(dependentSerial: UInt64, dependencySerial: UInt64) {
         if dependencySerial > dependentSerial {
