@@ -21,11 +21,11 @@ final class ReleaseTrampoline {
 
     /// Releases `objects` (emptying the array, so that the trampoline holds the only references)
     /// on the calling thread, iteratively.
-    static func release(_ objects: inout [Op]) {
+    static func release(_ objects: inout SmallList<Op>) {
         guard !objects.isEmpty else { return }
         let trampoline = current
         trampoline.pending.append(contentsOf: objects)
-        objects.removeAll()
+        objects = SmallList()
         if trampoline.isDraining { return }   // an outer deinit on this thread releases them
         trampoline.isDraining = true
         while let object = trampoline.pending.popLast() {

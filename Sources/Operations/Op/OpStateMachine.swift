@@ -59,11 +59,14 @@ struct OpStateMachine {
     private(set) var lifecycle: Lifecycle = .pending
     private(set) var isCancelled = false
     private(set) var unfinishedDependencyCount = 0
-    private(set) var dependencies: [Op] = []
+    private(set) var dependencyList = SmallList<Op>()
+
+    /// The dependencies, in the order they were added.
+    var dependencies: [Op] { dependencyList.array }
     /// Operations that counted this one as an unfinished dependency; emptied when it finishes.
     /// Held weakly, like Foundation's: a dependent that nobody keeps (not in a queue, no reference)
     /// is released even though this operation has not finished.
-    private(set) var dependents: [WeakOp] = []
+    private(set) var dependents = SmallList<WeakOp>()
     private(set) var priority: Op.QueuePriority = .normal
     /// State that most operations never use, allocated on first use so that a pending operation
     /// stays small (a million pending operations are a benchmark).
@@ -88,7 +91,7 @@ struct OpStateMachine {
         if let set = extras?.dependencySet {
             return set.contains(ObjectIdentifier(operation))
         }
-        return dependencies.contains { $0 === operation }
+        return dependencyList.contains { $0 === operation }
     }
 
     private(set) var extras: Extras?
@@ -204,11 +207,11 @@ struct OpStateMachine {
         if hasDependency(dependency) {
             return .alreadyPresent
         }
-        dependencies.append(dependency)
+        dependencyList.append(dependency)
         if let extras, extras.dependencySet != nil {
             extras.dependencySet!.insert(ObjectIdentifier(dependency))
-        } else if dependencies.count >= Self.dependencySetThreshold {
-            ensureExtras().dependencySet = Set(dependencies.lazy.map(ObjectIdentifier.init))
+        } else if dependencyList.count >= Self.dependencySetThreshold {
+            ensureExtras().dependencySet = Set(dependencyList.lazy.map(ObjectIdentifier.init))
         }
         let counts = dependencyIsUnfinished && lifecycle == .pending
         if counts {
@@ -234,17 +237,14 @@ struct OpStateMachine {
     mutating func removeDependent(_ dependent: Op) -> Bool {
         // Compared by serial number: loading the weak reference here would create (and release,
         // under the lock) a strong reference.
-        guard let index = dependents.firstIndex(where: { $0.serial == dependent.serial }) else { return false }
-        dependents.remove(at: index)
-        return true
+        return dependents.removeFirst { $0.serial == dependent.serial } != nil
     }
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
     mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
-        guard hasDependency(dependency), let index = dependencies.firstIndex(where: { $0 === dependency }) else {
+        guard hasDependency(dependency), dependencyList.removeFirst(where: { $0 === dependency }) != nil else {
             return (false, .none)
         }
-        dependencies.remove(at: index)
         extras?.dependencySet?.remove(ObjectIdentifier(dependency))
         if wasCounted {
             unfinishedDependencyCount -= 1
@@ -446,7 +446,7 @@ struct OpStateMachine {
                 action.releasedDependentSerials.append(entry.serial)
             }
         }
-        dependents = []
+        dependents = SmallList()
         return action
     }
 
@@ -486,13 +486,13 @@ struct OpStateMachine {
 
     /// Empties the dependency list, returning its operations: used when the operation is
     /// deallocated, to release long chains without deep recursion.
-    mutating func takeDependencies() -> [Op] {
+    mutating func takeDependencies() -> SmallList<Op> {
         defer {
-            dependencies = []
+            dependencyList = SmallList()
             unfinishedDependencyCount = 0
             extras?.dependencySet = nil
         }
-        return dependencies
+        return dependencyList
     }
 
     /// The serial numbers of the dependents still waiting (for bookkeeping when the operation is

@@ -1,0 +1,67 @@
+/// A list that stores its first element inline: most operations have one dependency and one
+/// dependent, and a one-element array would be an allocation each.
+struct SmallList<Element>: Sequence {
+    private var head: Element?
+    private var tail: [Element] = []
+
+    init() {}
+
+    var isEmpty: Bool { head == nil }
+
+    var count: Int { head == nil ? 0 : 1 + tail.count }
+
+    /// Adds an element at the end.
+    mutating func append(_ element: Element) {
+        if head == nil {
+            head = element
+        } else {
+            tail.append(element)
+        }
+    }
+
+    /// Removes and returns the first element that matches, keeping the order of the others.
+    @discardableResult
+    mutating func removeFirst(where matches: (Element) -> Bool) -> Element? {
+        guard let first = head else { return nil }
+        if matches(first) {
+            head = tail.isEmpty ? nil : tail.removeFirst()
+            return first
+        }
+        guard let index = tail.firstIndex(where: matches) else { return nil }
+        return tail.remove(at: index)
+    }
+
+    /// Removes every element, returning them in order.
+    mutating func removeAll() -> [Element] {
+        defer {
+            head = nil
+            tail = []
+        }
+        return array
+    }
+
+    /// The elements, in order.
+    var array: [Element] {
+        guard let head else { return [] }
+        return [head] + tail
+    }
+
+    func makeIterator() -> Iterator {
+        Iterator(list: self)
+    }
+
+    struct Iterator: IteratorProtocol {
+        private let list: SmallList
+        private var position = -1
+
+        fileprivate init(list: SmallList) {
+            self.list = list
+        }
+
+        mutating func next() -> Element? {
+            defer { position += 1 }
+            if position == -1 { return list.head }
+            return position < list.tail.count ? list.tail[position] : nil
+        }
+    }
+}
