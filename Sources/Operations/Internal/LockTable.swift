@@ -55,14 +55,6 @@ enum LockTable {
     @inline(__always)
     static func unlock(_ stripe: Int) { Lock.unlock(mutex(stripe)) }
 
-    /// Runs `body` with one stripe held.
-    @inline(__always)
-    static func withLock<Result>(_ stripe: Int, _ body: () throws -> Result) rethrows -> Result {
-        lock(stripe)
-        defer { unlock(stripe) }
-        return try body()
-    }
-
     /// Runs `body` with two stripes held, taken in index order (once if they are the same).
     static func withLocks<Result>(_ first: Int, _ second: Int, _ body: () throws -> Result) rethrows -> Result {
         let low = min(first, second)

@@ -34,11 +34,6 @@ struct RingBuffer<Element> {
         return element
     }
 
-    /// The element at the front, if any.
-    var first: Element? {
-        count > 0 ? storage[head] : nil
-    }
-
     /// The elements from front to back.
     var elements: [Element] {
         var result: [Element] = []

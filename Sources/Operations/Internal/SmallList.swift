@@ -31,15 +31,6 @@ struct SmallList<Element>: Sequence {
         return tail.remove(at: index)
     }
 
-    /// Removes every element, returning them in order.
-    mutating func removeAll() -> [Element] {
-        defer {
-            head = nil
-            tail = []
-        }
-        return array
-    }
-
     /// The elements, in order.
     var array: [Element] {
         guard let head else { return [] }

@@ -13,7 +13,14 @@ import Darwin
 /// - `OPERATIONS_SOAK_SECONDS`: enables the soak test and sets how long it runs.
 enum StressEnvironment {
     /// The seed to use: `OPERATIONS_STRESS_SEED` if set, a fresh random one otherwise.
+    /// It is printed, so that a failing run can be replayed.
     static func seed() -> UInt64 {
+        let seed = chosenSeed()
+        print("stress seed: \(seed)")
+        return seed
+    }
+
+    private static func chosenSeed() -> UInt64 {
         if let text = value(of: "OPERATIONS_STRESS_SEED") {
             let trimmed = text.trimmingPrefix("0x")
             if let seed = UInt64(trimmed, radix: trimmed.count == text.count ? 10 : 16) {

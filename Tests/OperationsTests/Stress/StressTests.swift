@@ -15,7 +15,6 @@ import Dispatch
     /// ``InvariantChecker``, release every operation, and leave no thread behind.
     @Test func randomGraphsAcrossQueuesKeepEveryInvariant() {
         let seed = StressEnvironment.seed()
-        print("stress seed: \(seed)")
         var statistics: [String: Int] = [:]
         let rounds = 6
         for round in 0..<rounds {
@@ -37,7 +36,6 @@ import Dispatch
     func soakKeepsEveryInvariantOverMillionsOfOperations() {
         guard let seconds = StressEnvironment.soakSeconds else { return }
         let seed = StressEnvironment.seed()
-        print("stress seed: \(seed)")
         var rng = SplitMix64(seed: seed)
         var roundSeed = seed
         let clock = ContinuousClock()
@@ -101,7 +99,6 @@ extension StressTests {
         /// is resumed, by priority and then in the order they were added.
         @Test func suspendedSerialQueueStartsReadyOperationsByPriorityThenInOrderOfAddition() {
             let seed = StressEnvironment.seed()
-            print("stress seed: \(seed)")
             var rng = SplitMix64(seed: seed)
             for round in 0..<6 {
                 let queue = OpQueue()
@@ -125,7 +122,6 @@ extension StressTests {
         /// start by their last priority, and among equals in the order they got it (added, or moved).
         @Test func suspendedSerialQueueHonoursPriorityChangesOfWaitingOperations() {
             let seed = StressEnvironment.seed()
-            print("stress seed: \(seed)")
             var rng = SplitMix64(seed: seed)
             for round in 0..<6 {
                 let queue = OpQueue()
@@ -161,7 +157,6 @@ extension StressTests {
         /// to depend on it.
         @Test func operationsReleasedTogetherByAManualStartBeginByPriorityThenInOrder() {
             let seed = StressEnvironment.seed()
-            print("stress seed: \(seed)")
             var rng = SplitMix64(seed: seed)
             for round in 0..<6 {
                 let queue = OpQueue()
@@ -185,7 +180,6 @@ extension StressTests {
         /// the next operation right after it).
         @Test func operationsReleasedTogetherByAnOperationOfTheirQueueBeginByPriorityThenInOrder() {
             let seed = StressEnvironment.seed()
-            print("stress seed: \(seed)")
             var rng = SplitMix64(seed: seed)
             for round in 0..<6 {
                 let queue = OpQueue()
@@ -258,7 +252,6 @@ extension StressTests {
     @Suite(.serialized) struct Cycles {
         @Test func backEdgesEndExactlyTheOperationsOnTheirCycle() {
             let seed = StressEnvironment.seed()
-            print("stress seed: \(seed)")
             var cycles = 0
             for round in 0..<4 {
                 let scenario = StressScenario.generate(seed: seed &+ UInt64(round), config: .cycles)
