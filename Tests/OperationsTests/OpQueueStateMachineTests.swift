@@ -83,12 +83,12 @@ import Testing
         var machine = OpQueueStateMachine()
         let before = BlockOp {}
         let barrier = BlockOp {}
-        barrier.isBarrier = true
+        barrier.membership.isBarrier = true
         let after = BlockOp {}
         machine.addMember(before)
         machine.addMember(barrier)
         machine.addMember(after)
-        check(after.epoch == 1 && barrier.epoch == 0 && before.epoch == 0)
+        check(after.membership.epoch == 1 && barrier.membership.epoch == 0 && before.membership.epoch == 0)
         _ = machine.push(entry(after), priority: .veryHigh, callerWillPoll: false)
         _ = machine.push(entry(barrier), priority: .normal, callerWillPoll: false)
         _ = machine.push(entry(before), priority: .veryLow, callerWillPoll: false)

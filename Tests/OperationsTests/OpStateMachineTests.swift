@@ -151,15 +151,15 @@ import Testing
 
     @Test func asynchronousFinishRejectsMisuse() {
         var pending = OpStateMachine()
-        check(pending.finishAsynchronous() == .failure(.init(misuse: .finishWhenNotExecuting)))
+        check(pending.requestFinish() == .failure(.init(misuse: .finishWhenNotExecuting)))
         var executing = OpStateMachine()
         _ = executing.startManually()
-        check((try? executing.finishAsynchronous().get()) != nil)
-        check(executing.finishAsynchronous() == .failure(.init(misuse: .finishTwice)))
+        check((try? executing.requestFinish().get()) != nil)
+        check(executing.requestFinish() == .failure(.init(misuse: .finishTwice)))
         var cancelled = OpStateMachine()
         _ = cancelled.cancel()
         _ = cancelled.startManually()
-        check(cancelled.finishAsynchronous() == .failure(.init(misuse: .finishWithoutExecuting)))
+        check(cancelled.requestFinish() == .failure(.init(misuse: .finishWithoutExecuting)))
     }
 
     @Test func completionBlockIsTakenOnceAndWaitersAreReleasedOnCompletion() {
@@ -172,9 +172,9 @@ import Testing
         check(machine.takeCompletionBlock() != nil)
         check(machine.completionBlock == nil)
         check(machine.addWaiter {})
-        let (waiters, queue) = machine.completed()
+        let waiters = machine.complete()
         check(waiters.count == 2)
-        check(queue == nil)
+        check(machine.queue == nil)
         check(!machine.addWaiter {})
     }
 

@@ -40,7 +40,7 @@ import Testing
 
     enum Event: CaseIterable {
         case startManually, startFromQueueCurrentTicket, startFromQueueStaleTicket, enqueue, cancel
-        case finishAsynchronous, addUnfinishedDependency, dependencyFinished, removeBlockingDependency
+        case requestFinish, addUnfinishedDependency, dependencyFinished, removeBlockingDependency
         case raisePriority, fail, addWaiter
     }
 
@@ -62,7 +62,7 @@ import Testing
         if state.phase == .executing { return machine }
         _ = machine.finish()
         if state.phase == .finishing { return machine }
-        _ = machine.completed()
+        _ = machine.complete()
         return machine
     }
 
@@ -96,7 +96,7 @@ import Testing
             if state.phase == .executing { return "cancelled(executing)" }
             // A blocked operation becomes ready; in a queue it is scheduled (unless it already was).
             return state.enqueued && state.blocked ? "cancelled(schedule)" : "cancelled"
-        case .finishAsynchronous:
+        case .requestFinish:
             switch state.phase {
             case .executing: return "finished"
             case .pending: return "misuse(finishWhenNotExecuting)"
@@ -143,8 +143,8 @@ import Testing
             if !action.didCancel { return "noop" }
             if action.wasExecuting { return "cancelled(executing)" }
             return action.readiness == .none ? "cancelled" : "cancelled(schedule)"
-        case .finishAsynchronous:
-            switch machine.finishAsynchronous() {
+        case .requestFinish:
+            switch machine.requestFinish() {
             case .success: return "finished"
             case .failure(let error): return "misuse(\(error.misuse))"
             }

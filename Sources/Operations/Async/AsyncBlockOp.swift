@@ -13,7 +13,7 @@
 public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable {
     // @unchecked Sendable: `result` is guarded by the operation's stripe lock; `work` is immutable.
     private let work: @Sendable () async throws -> Success
-    @exclusivity(unchecked) private var result: Success?
+    private var result: Success?
 
     /// Creates an operation that runs `work` and keeps what it returns.
     public init(_ work: @escaping @Sendable () async throws -> Success) {

@@ -36,7 +36,7 @@ extension Op {
     /// its queue back.
     public var changes: AsyncStream<StateChange> {
         AsyncStream(bufferingPolicy: .unbounded) { continuation in
-            let registry = withState { _ in registryCreatingIfNeeded() }
+            let registry = withState { $0.ensureRegistry() }
             let mapping: [(OpProperty, StateChange)] = [
                 (.isReady, .ready), (.isCancelled, .cancelled), (.isExecuting, .executing), (.isFinished, .finished),
             ]

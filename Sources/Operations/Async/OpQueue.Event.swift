@@ -36,7 +36,7 @@ extension OpQueue {
         bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<Event> {
         AsyncStream(bufferingPolicy: bufferingPolicy) { continuation in
-            let registry = observerRegistry
+            let registry = self.registry
             let entries = [
                 ObserverRegistry.Entry(property: QueueProperty.startedOperation.rawValue, options: [.new]) { _, record, isPrior in
                     if !isPrior, let operation = record.newValue as? Op { continuation.yield(.started(operation)) }

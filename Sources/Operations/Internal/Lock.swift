@@ -77,6 +77,11 @@ final class Lock: @unchecked Sendable {
 
 // A note on `@exclusivity(unchecked)`: the library's state lives in stored properties of classes
 // (an operation's state machine, a queue's scheduler, the pool's job list), each read and written
-// only with its lock held. Swift's dynamic exclusivity checks on those properties cost as much as
-// the lock itself on the hot path and can never fire (the lock already serializes the accesses),
-// so those properties are marked `@exclusivity(unchecked)`; the static checks remain.
+// only with its lock held. The lock serializes accesses from different threads, but it does not
+// stop one thread from overlapping two accesses of its own: a transition that holds the state
+// `inout` and reaches it again through the object (to record a change, say) is exactly what the
+// dynamic exclusivity check catches. The checks cost as much as the lock itself on the hot path,
+// so the hottest properties are `@exclusivity(unchecked)` in normal builds, and checked in the
+// checked build (`-D OPERATIONS_INTERNAL_CHECKS`), which CI runs the whole suite with. State off
+// the hot path keeps its checks in every build. Code that runs with a state `inout` reaches it
+// only through that argument.

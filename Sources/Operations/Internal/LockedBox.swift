@@ -2,7 +2,7 @@
 final class LockedBox<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only accessed inside `withLockedValue`, under `lock`.
     private let lock = Lock()
-    @exclusivity(unchecked) private var value: Value
+    private var value: Value
 
     init(_ value: Value) {
         self.value = value

@@ -47,9 +47,9 @@ final class ObserverRegistry: @unchecked Sendable {
     }
 
     private let lock = Lock()
-    @exclusivity(unchecked) private var entries: [Entry] = []
-    @exclusivity(unchecked) private var outbox = RingBuffer<Record>()
-    @exclusivity(unchecked) private var isDelivering = false
+    private var entries: [Entry] = []
+    private var outbox = RingBuffer<Record>()
+    private var isDelivering = false
 
     /// Bit `n` is set while property `n` has at least one observer. Read under the owner's state
     /// lock to decide whether a change must be recorded; acquiring so that a new observer's

@@ -62,7 +62,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     // @unchecked Sendable: `task` is guarded by the operation's stripe lock; `body` is immutable.
 
     private let body: (@Sendable () async throws -> Void)?
-    @exclusivity(unchecked) private final var task: Task<Void, Never>?
+    private final var task: Task<Void, Never>?
 
     /// Creates an asynchronous operation; override one of the `execute()` methods.
     public override init() {
@@ -125,7 +125,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// Marks the operation finished. Call it exactly once, from any thread, when the work is done
     /// (or has stopped because the operation was cancelled).
     public final func finish() {
-        switch transition({ $0.finishAsynchronous() }) {
+        switch transition({ $0.requestFinish() }) {
         case .success(let finish):
             withState { _ in task = nil }
             performFinish(finish, releasesSlot: true)
@@ -141,7 +141,7 @@ open class AsyncOp: Op, @unchecked Sendable {
             guard machine.lifecycle == .executing else { return }
             let old = machine.error
             machine.recordError(error)
-            record(.error, old: old as Any, new: machine.error as Any)
+            machine.record(.error, old: old as Any, new: machine.error as Any)
         }
         finish()
     }

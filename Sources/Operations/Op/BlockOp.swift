@@ -18,8 +18,14 @@ open class BlockOp: Op, @unchecked Sendable {
     // @unchecked Sendable: `firstBlock` and `otherBlocks` are written with the operation's stripe
     // lock held, and only while it is pending; `main()` reads them after the start transition,
     // which took the same lock, so it sees every block and none can be added any more.
+    // Unchecked exclusivity on the hot path, checked in the checked build (see `Lock.swift`).
+    #if OPERATIONS_INTERNAL_CHECKS
+    private final var firstBlock: (@Sendable () -> Void)?
+    private final var otherBlocks: [@Sendable () -> Void] = []
+    #else
     @exclusivity(unchecked) private final var firstBlock: (@Sendable () -> Void)?
     @exclusivity(unchecked) private final var otherBlocks: [@Sendable () -> Void] = []
+    #endif
 
     /// Creates an operation with no blocks yet; add them with ``addExecutionBlock(_:)``.
     public override init() {

@@ -19,7 +19,7 @@ open class InvocationOp<Result: Sendable>: Op, @unchecked Sendable {
     // @unchecked Sendable: `outcome` is guarded by the operation's stripe lock; `invocation` is
     // immutable.
     private let invocation: @Sendable () throws -> Result
-    @exclusivity(unchecked) private final var outcome: Swift.Result<Result, any Error>?
+    private final var outcome: Swift.Result<Result, any Error>?
 
     /// Creates an operation that calls `method` on `target` with `argument`.
     ///

@@ -40,7 +40,7 @@ extension Op {
             let old = machine.error
             let action = machine.fail(with: error)
             if case .none = action {} else {
-                record(.error, old: old as Any, new: machine.error as Any)
+                machine.record(.error, old: old as Any, new: machine.error as Any)
             }
             return action
         }

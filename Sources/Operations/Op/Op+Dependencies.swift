@@ -27,7 +27,7 @@ extension Op {
                 let old = observed ? machine.dependencies : []
                 let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished)
                 if observed, case .added = result {
-                    record(.dependencies, old: old, new: machine.dependencies)
+                    machine.record(.dependencies, old: old, new: machine.dependencies)
                 }
                 return result
             }
@@ -63,7 +63,7 @@ extension Op {
                 let old = observed ? machine.dependencies : []
                 let (_, action) = machine.removeDependency(operation, wasCounted: wasCounted)
                 if observed {
-                    record(.dependencies, old: old, new: machine.dependencies)
+                    machine.record(.dependencies, old: old, new: machine.dependencies)
                 }
                 return action
             }

@@ -62,7 +62,7 @@ extension KeyPathObservable where Self: Op {
         let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
             changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
         }
-        let registry = withState { _ in registryCreatingIfNeeded() }
+        let registry = withState { $0.ensureRegistry() }
         registry.add(entry)
         if options.contains(.initial) {
             let value = self[keyPath: keyPath]

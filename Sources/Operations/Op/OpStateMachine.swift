@@ -7,11 +7,25 @@ import Dispatch
 /// action too, so that the storage can trap with a message naming the operation.
 ///
 /// ```
-///  pending ──start──▶ executing ──finish──▶ finishing ──completed──▶ finished
-///     └────start when cancelled─────────────────▲
+///  pending ──start──▶ executing ──finish──▶ finishing ──complete──▶ finished
+///     └────start when cancelled (finish at once)──▲
 /// ```
-/// `finishing` and `finished` both read as `isFinished`; `finishing` lasts while the completion
-/// block runs, and waiters are released on entering `finished`.
+///
+/// One word per step, in the machine and in the storage that performs its actions:
+///
+/// - **start**: the operation begins: pending → executing, and its body runs
+///   (``startManually()``, ``startFromQueue(ticket:)``). Starting a cancelled operation finishes
+///   it at once instead.
+/// - **finish**: its work is over: its body returned, an ``AsyncOp`` called `finish()`
+///   (``requestFinish()``, which refuses unless the operation is executing), or a cancelled
+///   operation was started. Executing → finishing (``finish()``); `isFinished` reads `true` from
+///   here. The storage then notifies the dependents, gives the queue its slot back and runs the
+///   completion block (``FinishAction``, performed by ``Op/performFinish(_:releasesSlot:inDrainer:)``).
+/// - **leave**: the queue removes the finished operation from its members, once the completion
+///   block has returned (``OpQueue/leave(_:)``, or the drainer that ran it).
+/// - **complete**: everything is over: finishing → finished, and the waiters are released
+///   (``complete()``, performed by ``Op/complete(leaving:)`` right after the operation left its
+///   queue).
 struct OpStateMachine {
     /// Where the operation is in its one-shot life.
     enum Lifecycle: UInt8, Sendable {
@@ -131,7 +145,7 @@ struct OpStateMachine {
         extras.registry = created
         return created
     }
-    /// The queue the operation was added to; kept until it leaves the queue.
+    /// The queue the operation was added to; kept until it completes.
     private(set) var queue: OpQueue?
     /// Whether a ready-list entry with the current ticket is in the queue.
     private(set) var isScheduled = false
@@ -404,7 +418,7 @@ struct OpStateMachine {
     // MARK: Finishing
 
     /// What finishing asks the storage to do, in this order: tell the dependents, give the
-    /// queue its slot back, run the completion block, then call ``completed()``.
+    /// queue its slot back, run the completion block, then leave the queue and complete.
     struct FinishAction: Equatable {
         /// The first operation waiting for this one (kept apart so that the common case of one
         /// dependent needs no array); each dependent gets `dependencyFinished()`.
@@ -450,8 +464,8 @@ struct OpStateMachine {
         return action
     }
 
-    /// `finish()` called by an asynchronous operation's own code.
-    mutating func finishAsynchronous() -> Result<FinishAction, MisuseError> {
+    /// `finish()` called by an asynchronous operation's own code: finishes it if it is executing.
+    mutating func requestFinish() -> Result<FinishAction, MisuseError> {
         switch lifecycle {
         case .executing:
             return .success(finish())
@@ -473,15 +487,15 @@ struct OpStateMachine {
         return extras?.completionBlock
     }
 
-    /// The completion block has returned (or there was none): the operation is finished for
-    /// good. Returns the waiters to release and the queue to leave.
-    mutating func completed() -> (waiters: [@Sendable () -> Void], queue: OpQueue?) {
-        precondition(lifecycle == .finishing, "Internal inconsistency: completed() in \(lifecycle)")
+    /// The completion block has returned (or there was none) and the operation has left its
+    /// queue: it is finished for good. Returns the waiters to release.
+    mutating func complete() -> [@Sendable () -> Void] {
+        precondition(lifecycle == .finishing, "Internal inconsistency: complete() in \(lifecycle)")
         lifecycle = .finished
-        let result = (waiters, queue)
+        let waiters = self.waiters
         extras?.waiters = []
         queue = nil
-        return result
+        return waiters
     }
 
     /// Empties the dependency list, returning its operations: used when the operation is

@@ -52,7 +52,12 @@ final class WorkerPool: @unchecked Sendable {
     let pendingJobs = Atomic<Int>(0)
 
     private let lock = Lock()
+    // Unchecked exclusivity on the hot path, checked in the checked build (see `Lock.swift`).
+    #if OPERATIONS_INTERNAL_CHECKS
+    private var state = State()
+    #else
     @exclusivity(unchecked) private var state = State()
+    #endif
     private let monitorWakeup = DispatchSemaphore(value: 0)
 
     private struct State {

@@ -1,6 +1,6 @@
 /// The operations in a queue, in the order they were added, with O(1) insertion and removal.
 ///
-/// Each operation remembers its slot (``Op/queueSlot``); removal empties the slot, and the list
+/// Each operation remembers its slot (`Op.QueueMembership.slot`); removal empties the slot, and the list
 /// is compacted (renumbering the slots) once more than half of it is empty, so removal is
 /// amortised O(1) and the list never holds much more than the live operations.
 struct MemberList {
@@ -15,7 +15,7 @@ struct MemberList {
 
     /// Appends `operation` and records its slot in it. Call with the queue's lock held.
     mutating func append(_ operation: Op) {
-        operation.queueSlot = slots.count
+        operation.membership.slot = slots.count
         slots.append(operation)
         count += 1
     }
@@ -23,11 +23,11 @@ struct MemberList {
     /// Removes `operation`, which must be a member. Returns it so that the caller releases it
     /// after unlocking.
     mutating func remove(_ operation: Op) -> Op {
-        let slot = operation.queueSlot
+        let slot = operation.membership.slot
         precondition(slot >= start && slot < slots.count && slots[slot] === operation,
                      "Internal inconsistency: \(operation) is not in its queue's member list")
         let removed = slots[slot].take()!
-        operation.queueSlot = -1
+        operation.membership.slot = -1
         count -= 1
         if count == 0 {
             slots.removeAll(keepingCapacity: slots.count <= 1024)
@@ -56,7 +56,7 @@ struct MemberList {
         compacted.reserveCapacity(count * 2)
         for slot in slots[start...] {
             if let operation = slot {
-                operation.queueSlot = compacted.count
+                operation.membership.slot = compacted.count
                 compacted.append(operation)
             }
         }

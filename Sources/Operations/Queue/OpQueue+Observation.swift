@@ -40,12 +40,62 @@ extension KeyPathObservable where Self: OpQueue {
         let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
             changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
         }
-        let registry = observerRegistry
+        let registry = self.registry
         registry.add(entry)
         if options.contains(.initial) {
             let value = self[keyPath: keyPath]
             changeHandler(self, ObservedChange(oldValue: nil, newValue: options.contains(.new) ? value : nil))
         }
         return ObservationToken(registry: registry, entry: entry)
+    }
+}
+
+// MARK: - Observation storage
+
+extension OpQueue {
+    /// Reports that the queue started `operation` to ``events(bufferingPolicy:)`` subscribers.
+    final func noteStarted(_ operation: Op) {
+        guard registry.observes(QueueProperty.startedOperation.rawValue) else { return }
+        registry.record(property: QueueProperty.startedOperation.rawValue, oldValue: (), newValue: operation)
+        registry.deliver(to: self)
+    }
+
+    /// A snapshot of the members if someone observes `operations`. Call with the lock held.
+    final func observedOperations() -> [Op]? {
+        guard registry.observes(QueueProperty.operations.rawValue) else { return nil }
+        return machine.members.elements
+    }
+
+    /// Records changes of `operationCount` and `operations`. Call with the lock held.
+    final func recordMembershipChange(countBefore: Int, operationsBefore: [Op]?) -> QueueChanges {
+        guard !registry.isEmpty else { return QueueChanges() }
+        let countAfter = machine.operationCount
+        guard countAfter != countBefore else { return QueueChanges() }
+        if let operationsBefore {
+            registry.record(property: QueueProperty.operations.rawValue,
+                            oldValue: operationsBefore, newValue: machine.members.elements)
+        }
+        registry.record(property: QueueProperty.operationCount.rawValue, oldValue: countBefore, newValue: countAfter)
+        return QueueChanges(recorded: true)
+    }
+
+    /// Runs a settings change under the lock, records it, starts a drainer if it asks for one,
+    /// and delivers the change.
+    final func updateSetting<Value>(
+        _ property: QueueProperty,
+        _ body: (inout OpQueueStateMachine) -> (requestDrainer: Bool, old: Value, new: Value)
+    ) {
+        let (request, observers, stallCheck): (Bool, ObserverRegistry, UInt64?) = withLock {
+            let (request, old, new) = body(&machine)
+            registry.record(property: property.rawValue, oldValue: old, newValue: new)
+            return (request, registry, machine.stallCheckIfNeeded())
+        }
+        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
+        if request { startDrainer() }
+        observers.deliver(to: self)
+    }
+
+    final func registryDeliver() {
+        registry.deliver(to: self)
     }
 }

@@ -21,9 +21,9 @@ import Synchronization
 ///
 /// A queue with work keeps itself alive; a queue with no work and no references is released.
 open class OpQueue: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue`,
+    // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue` and
     // `storedQualityOfService` are only touched with `lock` held; `registry` and `progress` are
-    // thread-safe on their own.
+    // thread-safe on their own; `isMainQueue` is immutable.
 
     /// The value of ``maxConcurrentOperationCount`` that lets the queue decide (the default):
     /// as many operations as are ready, with the worker pool deciding how many threads run them.
@@ -34,7 +34,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Runs `body` with the queue's lock held (checking the scheduler's invariants afterwards
     /// when built with `-D OPERATIONS_INTERNAL_CHECKS`). `body` must not call user code.
     @inline(__always)
-    private func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    final func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         try lock.withLock {
             let result = try body()
             #if OPERATIONS_INTERNAL_CHECKS
@@ -43,13 +43,20 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
             return result
         }
     }
-    @exclusivity(unchecked) private var machine = OpQueueStateMachine()
-    @exclusivity(unchecked) private var storedName: String?
-    @exclusivity(unchecked) private var storedUnderlyingQueue: DispatchQueue?
-    @exclusivity(unchecked) private var storedQualityOfService: DispatchQoS.QoSClass = .default
+
+    /// The scheduler (see ``OpQueueStateMachine``); unchecked exclusivity on the hot path, checked
+    /// in the checked build (see `Lock.swift`).
+    #if OPERATIONS_INTERNAL_CHECKS
+    final var machine = OpQueueStateMachine()
+    #else
+    @exclusivity(unchecked) final var machine = OpQueueStateMachine()
+    #endif
+    private var storedName: String?
+    final var storedUnderlyingQueue: DispatchQueue?
+    final var storedQualityOfService: DispatchQoS.QoSClass = .default
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
-    private let registry = ObserverRegistry()
+    final let registry = ObserverRegistry()
     private let isMainQueue: Bool
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
@@ -116,35 +123,6 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Adds operations without waiting for them.
-    final func enqueue<Operations: Sequence<Op>>(_ operations: Operations) {
-        var drainerRequested = false
-        var stallCheck: UInt64?
-        let changes: QueueChanges = withLock {
-            let countBefore = machine.operationCount
-            let operationsBefore = observedOperations()
-            for operation in operations {
-                // The operation is enqueued (or refused) before it becomes a member, so that a
-                // refused one never touches this queue's fields. Holding the queue's lock, no
-                // readiness change can reach the queue in between.
-                let enqueued = operation.withState { $0.enqueue(in: self) }
-                if case .misuse(let misuse) = enqueued {
-                    operation.trap(misuse)
-                }
-                machine.addMember(operation)
-                if case .schedule(let schedule) = enqueued {
-                    let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
-                    drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
-                }
-            }
-            if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
-            return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
-        }
-        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
-        if drainerRequested { startDrainer() }
-        if changes.recorded { registryDeliver() }
-    }
-
     /// Wraps `block` in an operation and adds it.
     open func addOperation(_ block: @escaping @Sendable () -> Void) {
         addOperation(BlockOp(block: block))
@@ -157,7 +135,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// queue is resumed), and ``waitUntilAllOperationsAreFinished()-2ptgv`` waits for it.
     open func addBarrierBlock(_ barrier: @escaping @Sendable () -> Void) {
         let operation = BlockOp(block: barrier)
-        operation.isBarrier = true
+        operation.membership.isBarrier = true
         addOperation(operation)
     }
 
@@ -306,244 +284,5 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
             if let storedName { return "OpQueue \"\(storedName)\"" }
             return defaultName
         }
-    }
-}
-
-// MARK: - Scheduling (called by operations and drainers)
-
-extension OpQueue {
-    /// Puts a member that became ready on the ready list.
-    final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
-        let callerWillPoll = OpQueue.pollingQueue.value === self
-        let request = withLock {
-            machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
-                         priority: schedule.priority, callerWillPoll: callerWillPoll)
-        }
-        if request { startDrainer() }
-    }
-
-    /// Puts several members that became ready at the same moment on their queues' ready lists,
-    /// one lock acquisition per queue, so that each queue sees them all before it picks one.
-    static func scheduleTogether(_ ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)]) {
-        var remaining = ready[...]
-        while let first = remaining.first {
-            let queue = first.queue
-            let callerWillPoll = OpQueue.pollingQueue.value === queue
-            let request = queue.withLock {
-                var request = false
-                for item in remaining where item.queue === queue {
-                    let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
-                    request = queue.machine.push(entry, priority: item.schedule.priority, callerWillPoll: callerWillPoll) || request
-                }
-                return request
-            }
-            if request { queue.startDrainer() }
-            remaining = remaining.filter { $0.queue !== queue }[...]
-        }
-    }
-
-    /// An operation gave its slot back outside a drainer.
-    final func releaseSlot(of operation: Op) {
-        let request = withLock { machine.releaseSlot() }
-        if request { startDrainer() }
-    }
-
-    /// A member is finished for good and leaves the queue.
-    final func operationDidLeave(_ operation: Op) {
-        let departure = withLock { leaveLocked(operation, callerWillPoll: false) }
-        finishDeparture(departure, leaving: nil)
-    }
-
-    /// What a departure asks for once the lock is released.
-    struct Departure {
-        var action: OpQueueStateMachine.Action
-        var changes: QueueChanges
-        var stallCheck: UInt64?
-        var discarded: [ReadyLists.Entry]
-    }
-
-    /// Removes a member that is finished for good. Call with the lock held.
-    private final func leaveLocked(_ operation: Op, callerWillPoll: Bool) -> Departure {
-        let countBefore = machine.operationCount
-        let operationsBefore = observedOperations()
-        let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
-        let discarded = machine.takeDiscarded()
-        registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
-        var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
-        changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
-        return Departure(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
-    }
-
-    /// Performs what a departure asks for, outside the lock: progress, observers, and the waiters of
-    /// the queue; then completes `leaving` (a drainer's operation), whose waiters see it gone.
-    private final func finishDeparture(_ departure: Departure, leaving: Op?) {
-        withExtendedLifetime(departure.discarded) {}
-        if let stallCheck = departure.stallCheck { scheduleStallCheck(generation: stallCheck) }
-        progress.operationFinished()
-        if departure.action.requestDrainer { startDrainer() }
-        if departure.changes.recorded { registryDeliver() }
-        leaving?.completeAfterLeaving()
-        for waiter in departure.action.waiters {
-            waiter()
-        }
-        withExtendedLifetime(departure.action.departed) {}
-    }
-
-    /// Checks the queue for a stall again (after a dependency of one of its operations changed,
-    /// which may have made or broken a cycle).
-    final func rearmStallCheck() {
-        let generation: UInt64? = withLock {
-            machine.noteGraphChanged()
-            return machine.stallCheckIfNeeded()
-        }
-        if let generation { scheduleStallCheck(generation: generation) }
-    }
-
-    /// What `operation`, one of this queue's members, waits for because of barriers.
-    final func barrierWaits(of operation: Op) -> [Op] {
-        withLock { machine.barrierWaits(of: operation) }
-    }
-
-    /// How long a queue must stay stalled before its waiting operations are searched for cycles.
-    static let stallCheckDelay: DispatchTimeInterval = .milliseconds(50)
-
-    /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, ends the
-    /// dependency cycles among its waiting operations (if any: it may just be waiting for
-    /// operations that run elsewhere).
-    final func scheduleStallCheck(generation: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + OpQueue.stallCheckDelay) {
-            switch self.withLock({ self.machine.stallCheckFired(generation: generation) }) {
-            case .none:
-                return
-            case .later(let newGeneration):
-                self.scheduleStallCheck(generation: newGeneration)
-            case .scan(let members):
-                for cycle in DependencyCycles.cycles(from: members, successors: DependencyCycles.waits) {
-                    DependencyCycles.end(cycle: cycle)
-                }
-            }
-        }
-    }
-
-    /// Reports that the queue started `operation` to ``events(bufferingPolicy:)`` subscribers.
-    final func noteStarted(_ operation: Op) {
-        guard registry.observes(QueueProperty.startedOperation.rawValue) else { return }
-        registry.record(property: QueueProperty.startedOperation.rawValue, oldValue: (), newValue: operation)
-        registry.deliver(to: self)
-    }
-
-    /// Starts a drainer on the underlying Dispatch queue or the worker pool.
-    final func startDrainer() {
-        if let (underlying, qos) = withLock({ storedUnderlyingQueue.map { ($0, storedQualityOfService) } }) {
-            underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain() }
-        } else {
-            WorkerPool.shared.submit { self.drain() }
-        }
-    }
-
-    /// How long a drainer keeps going while other jobs wait for a worker, before it yields.
-    private static let drainerTimeSlice: UInt64 = 2_000_000
-
-    /// Pops and runs ready operations until none can start.
-    private final func drain() {
-        OpQueue.currentQueue.withValue(self) {
-            drainLoop()
-        }
-    }
-
-    /// The body of ``drain()``, with ``current`` set to this queue.
-    private final func drainLoop() {
-        withLock { machine.drainerStarted() }
-        let started = DispatchTime.now().uptimeNanoseconds
-        var releasing = false
-        var leaving: OpQueueCompletion?
-        while true {
-            // One lock acquisition per operation: the one that just finished leaves, its slot is
-            // given back, and the next one is taken.
-            let (next, departure, stallCheck, discarded) = withLock {
-                let departure = leaving.map { leaveLocked($0.operation, callerWillPoll: true) }
-                let next = machine.next(releasingSlot: releasing)
-                let discarded = machine.takeDiscarded()   // released below, outside the lock
-                if case .stop = next { return (next, departure, machine.stallCheckIfNeeded(), discarded) }
-                return (next, departure, nil, discarded)
-            }
-            withExtendedLifetime(discarded) {}
-            if let departure, let leaving {
-                finishDeparture(departure, leaving: leaving.operation)
-            }
-            leaving = nil
-            if let stallCheck { scheduleStallCheck(generation: stallCheck) }
-            guard case .run(let entry, let requestDrainer) = next else { return }
-            if requestDrainer { startDrainer() }
-            let outcome = entry.operation.runFromQueue(ticket: entry.ticket)
-            switch outcome {
-            case .finishedSynchronously(let completion):
-                releasing = true
-                leaving = completion
-            case .skipped:
-                releasing = true
-            case .continuesAsynchronously:
-                releasing = false
-            }
-            if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0,
-               DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
-                // Let other queues' jobs have this worker; the slot goes back and another drainer
-                // is requested if work remains.
-                if let leaving {
-                    let departure = withLock { leaveLocked(leaving.operation, callerWillPoll: false) }
-                    finishDeparture(departure, leaving: leaving.operation)
-                }
-                if releasing { releaseSlot(of: entry.operation) }
-                return
-            }
-        }
-    }
-}
-
-// MARK: - Observation storage
-
-extension OpQueue {
-    /// The queue's observer registry.
-    final var observerRegistry: ObserverRegistry {
-        registry
-    }
-
-    /// A snapshot of the members if someone observes `operations`. Call with the lock held.
-    final func observedOperations() -> [Op]? {
-        guard registry.observes(QueueProperty.operations.rawValue) else { return nil }
-        return machine.members.elements
-    }
-
-    /// Records changes of `operationCount` and `operations`. Call with the lock held.
-    final func recordMembershipChange(countBefore: Int, operationsBefore: [Op]?) -> QueueChanges {
-        guard !registry.isEmpty else { return QueueChanges() }
-        let countAfter = machine.operationCount
-        guard countAfter != countBefore else { return QueueChanges() }
-        if let operationsBefore {
-            registry.record(property: QueueProperty.operations.rawValue,
-                            oldValue: operationsBefore, newValue: machine.members.elements)
-        }
-        registry.record(property: QueueProperty.operationCount.rawValue, oldValue: countBefore, newValue: countAfter)
-        return QueueChanges(recorded: true)
-    }
-
-    /// Runs a settings change under the lock, records it, starts a drainer if it asks for one,
-    /// and delivers the change.
-    final func updateSetting<Value>(
-        _ property: QueueProperty,
-        _ body: (inout OpQueueStateMachine) -> (requestDrainer: Bool, old: Value, new: Value)
-    ) {
-        let (request, observers, stallCheck): (Bool, ObserverRegistry, UInt64?) = withLock {
-            let (request, old, new) = body(&machine)
-            registry.record(property: property.rawValue, oldValue: old, newValue: new)
-            return (request, registry, machine.stallCheckIfNeeded())
-        }
-        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
-        if request { startDrainer() }
-        observers.deliver(to: self)
-    }
-
-    final func registryDeliver() {
-        registry.deliver(to: self)
     }
 }

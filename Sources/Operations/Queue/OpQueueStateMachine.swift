@@ -96,8 +96,8 @@ struct OpQueueStateMachine {
     /// Records a new member. `isBarrier` members hold back everything added after them.
     mutating func addMember(_ operation: Op) {
         members.append(operation)
-        operation.epoch = barrierCount
-        if operation.isBarrier {
+        operation.membership.epoch = barrierCount
+        if operation.membership.isBarrier {
             barrierCount += 1
             epochCounts.append(0)
         } else {
@@ -110,10 +110,10 @@ struct OpQueueStateMachine {
         progressGeneration &+= 1
         var action = Action()
         action.departed = members.remove(operation)
-        if operation.isBarrier {
-            precondition(operation.epoch == completedBarriers && epochCounts[0] == 0,
-                         "Internal inconsistency: barrier of epoch \(operation.epoch) left early")
-            readyBarriers[operation.epoch] = nil
+        if operation.membership.isBarrier {
+            precondition(operation.membership.epoch == completedBarriers && epochCounts[0] == 0,
+                         "Internal inconsistency: barrier of epoch \(operation.membership.epoch) left early")
+            readyBarriers[operation.membership.epoch] = nil
             completedBarriers += 1
             epochCounts.removeFirst()
             if let released = held.removeValue(forKey: completedBarriers) {
@@ -124,7 +124,7 @@ struct OpQueueStateMachine {
             }
             compactIfNeeded()
         } else {
-            epochCounts[operation.epoch - completedBarriers] -= 1
+            epochCounts[operation.membership.epoch - completedBarriers] -= 1
         }
         if members.isEmpty {
             action.waiters = waiters
@@ -140,33 +140,33 @@ struct OpQueueStateMachine {
     mutating func push(_ entry: Entry, priority: Op.QueuePriority, callerWillPoll: Bool) -> Bool {
         progressGeneration &+= 1
         let operation = entry.operation
-        if operation.isBarrier {
+        if operation.membership.isBarrier {
             // Pushes can arrive out of order (they are made after the operation's lock is
             // released): keep the entry with the newest ticket, and ignore barriers that are done.
-            if operation.epoch >= completedBarriers {
-                if let current = readyBarriers[operation.epoch],
+            if operation.membership.epoch >= completedBarriers {
+                if let current = readyBarriers[operation.membership.epoch],
                    Int32(bitPattern: current.entry.ticket &- entry.ticket) > 0 {
                     // The entry already there is newer.
                 } else {
-                    readyBarriers[operation.epoch] = (entry, priority)
+                    readyBarriers[operation.membership.epoch] = (entry, priority)
                 }
             }
         } else {
             // Track which entry is the operation's live one (the newest ticket); when there are
             // two, the other is stale. Pushes may arrive out of ticket order.
-            let isHeld = operation.epoch > completedBarriers
-            if operation.hasLiveReadyEntry {
+            let isHeld = operation.membership.epoch > completedBarriers
+            if operation.membership.hasLiveReadyEntry {
                 // Entries in `held` are counted when their epoch moves them to the ready lists.
                 if !isHeld { staleEntries += 1 }
-                if Int32(bitPattern: entry.ticket &- operation.readyTicket) > 0 {
-                    operation.readyTicket = entry.ticket
+                if Int32(bitPattern: entry.ticket &- operation.membership.readyTicket) > 0 {
+                    operation.membership.readyTicket = entry.ticket
                 }
             } else {
-                operation.readyTicket = entry.ticket
-                operation.hasLiveReadyEntry = true
+                operation.membership.readyTicket = entry.ticket
+                operation.membership.hasLiveReadyEntry = true
             }
             if isHeld {
-                held[operation.epoch, default: []].append((entry, priority))
+                held[operation.membership.epoch, default: []].append((entry, priority))
             } else {
                 ready.push(entry, priority: priority)
             }
@@ -186,13 +186,13 @@ struct OpQueueStateMachine {
 
     /// Whether `entry` is its operation's live entry (not stale).
     private static func isLive(_ entry: Entry) -> Bool {
-        entry.operation.hasLiveReadyEntry && entry.ticket == entry.operation.readyTicket
+        entry.operation.membership.hasLiveReadyEntry && entry.ticket == entry.operation.membership.readyTicket
     }
 
     /// Accounts for a popped entry; returns whether it was live.
     private mutating func consume(_ entry: Entry) -> Bool {
         if Self.isLive(entry) {
-            entry.operation.hasLiveReadyEntry = false
+            entry.operation.membership.hasLiveReadyEntry = false
             return true
         }
         staleEntries -= 1
@@ -321,17 +321,17 @@ struct OpQueueStateMachine {
     /// barrier waits for the members of its epoch and for the barrier before it; a member of a
     /// later epoch waits for the barrier before it. Used by cycle searches (rarely: O(members)).
     func barrierWaits(of operation: Op) -> [Op] {
-        guard barrierCount > completedBarriers, operation.queueSlot >= 0 else { return [] }
+        guard barrierCount > completedBarriers, operation.membership.slot >= 0 else { return [] }
         var waits: [Op] = []
         let elements = members.elements
         func pendingBarrier(ofEpoch epoch: Int) -> Op? {
             guard epoch >= completedBarriers else { return nil }
-            return elements.first { $0.isBarrier && $0.epoch == epoch }
+            return elements.first { $0.membership.isBarrier && $0.membership.epoch == epoch }
         }
-        if operation.isBarrier {
-            waits = elements.filter { !$0.isBarrier && $0.epoch == operation.epoch }
-            if let previous = pendingBarrier(ofEpoch: operation.epoch - 1) { waits.append(previous) }
-        } else if operation.epoch > completedBarriers, let previous = pendingBarrier(ofEpoch: operation.epoch - 1) {
+        if operation.membership.isBarrier {
+            waits = elements.filter { !$0.membership.isBarrier && $0.membership.epoch == operation.membership.epoch }
+            if let previous = pendingBarrier(ofEpoch: operation.membership.epoch - 1) { waits.append(previous) }
+        } else if operation.membership.epoch > completedBarriers, let previous = pendingBarrier(ofEpoch: operation.membership.epoch - 1) {
             waits.append(previous)
         }
         return waits

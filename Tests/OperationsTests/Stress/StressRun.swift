@@ -134,7 +134,7 @@ final class StressRun: Sendable {
             }
             // Nothing was added after the barrier (the addition lock is held): it is the last
             // member, unless it already ran and left, in which case its block registered it.
-            if let barrier = queue.operations.last, barrier.isBarrier {
+            if let barrier = queue.operations.last, barrier.membership.isBarrier {
                 barrier.name = name(of: id)
                 references[id].set(barrier)
                 registerEnd(of: barrier, id)
@@ -350,7 +350,7 @@ final class StressRun: Sendable {
             if let barrier = Op.currentOperation.value {
                 references[id].set(barrier)
                 registerEnd(of: barrier, id)
-                if !barrier.isBarrier || !barrier.isExecuting {
+                if !barrier.membership.isBarrier || !barrier.isExecuting {
                     recorder.violation("n\(id): the barrier block runs in \(barrier), which is not an executing barrier")
                 }
                 if let first = queues[queueIndex].operations.first, first !== barrier {

@@ -1,0 +1,149 @@
+// Starting, finishing and completing an operation: the storage performs what the state machine's
+// start, finish and complete events return (see the words at the top of `OpStateMachine`).
+
+extension Op {
+    /// Runs the operation now, on the calling thread.
+    ///
+    /// If the operation was cancelled, it skips ``main()`` and becomes finished at once. If it is
+    /// already finished, `start()` does nothing. For a synchronous operation, `start()` returns
+    /// once `main()` has returned and the operation is finished; an ``AsyncOp`` is still executing
+    /// when `start()` returns.
+    ///
+    /// - Important: It is a programmer error, and traps, to call `start()` on an operation that is
+    ///   in a queue (the queue starts it), that is executing, or that is not ready (a dependency has
+    ///   not finished; check ``isReady`` first).
+    public final func start() {
+        switch transition({ $0.startManually() }) {
+        case .run:
+            Op.currentOperation.withValue(self) {
+                main()
+            }
+            if !isAsynchronousStorage {
+                performFinish(transition { $0.finish() }, releasesSlot: false)
+            }
+        case .finishWithoutRunning(let finish):
+            performFinish(finish, releasesSlot: true)
+        case .ignore:
+            return
+        case .skip:
+            preconditionFailure("Internal inconsistency: a manual start was skipped for \(self)")
+        case .misuse(let misuse):
+            trap(misuse)
+        }
+    }
+
+    /// What happened when a queue tried to start the operation.
+    enum QueueRunOutcome {
+        /// The operation ran (or was cancelled) and is finished; its slot can be reused. With
+        /// `completesInDrainer`, it had no completion block and is complete at once: the drainer
+        /// makes it leave the queue, then calls ``complete(leaving:)``.
+        case finished(completesInDrainer: Bool)
+        /// An asynchronous operation is executing; it gives its slot back when it finishes.
+        case continuesAsynchronously
+        /// The ready-list entry was stale; the slot can be reused.
+        case skipped
+    }
+
+    /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
+    final func runFromQueue(ticket: UInt32) -> QueueRunOutcome {
+        switch transition({ $0.startFromQueue(ticket: ticket) }) {
+        case .run:
+            OpQueue.currentQueue.value?.noteStarted(self)
+            Op.currentOperation.withValue(self) {
+                main()
+            }
+            if isAsynchronousStorage {
+                return .continuesAsynchronously
+            }
+            return .finished(completesInDrainer: performFinish(transition { $0.finish() }, releasesSlot: false, inDrainer: true))
+        case .finishWithoutRunning(let finish):
+            OpQueue.currentQueue.value?.noteStarted(self)
+            return .finished(completesInDrainer: performFinish(finish, releasesSlot: false, inDrainer: true))
+        case .skip:
+            return .skipped
+        case .ignore, .misuse:
+            preconditionFailure("Internal inconsistency: a queue start of \(self) was refused")
+        }
+    }
+
+    /// Performs what finishing asks for, outside every lock: dependents learn that this operation
+    /// finished, the queue gets its slot back (unless the draining worker does that itself), the
+    /// completion block runs, and then the operation completes.
+    ///
+    /// With `inDrainer`, an operation in a queue that is complete at once (no completion block) is
+    /// left to the drainer, which makes it leave the queue with its next lock acquisition and then
+    /// completes it; the result says so.
+    ///
+    /// - Returns: Whether the drainer must make the operation leave its queue and complete it.
+    @discardableResult
+    final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
+                             inDrainer: Bool = false) -> Bool {
+        var resolvedBackwardEdges = 0
+        if let first = finish.firstDependent, first.serial < serial { resolvedBackwardEdges += 1 }
+        for dependent in finish.otherDependents where dependent.serial < serial { resolvedBackwardEdges += 1 }
+        for dependentSerial in finish.releasedDependentSerials where dependentSerial < serial { resolvedBackwardEdges += 1 }
+        DependencyCycles.backwardEdgesResolved(resolvedBackwardEdges)
+        if finish.firstDependent != nil {
+            notifyDependents(finish, releasesSlot: releasesSlot)
+        }
+        if releasesSlot, let queue = finish.queue {
+            queue.releaseSlot(of: self)
+        }
+        if finish.hasCompletionBlock {
+            let block = transition { machine in
+                let block = machine.takeCompletionBlock()
+                machine.record(.completionBlock, old: block as Any, new: Optional<@Sendable () -> Void>.none as Any)
+                return block
+            }
+            if let block {
+                let queue = finish.queue
+                WorkerPool.shared.submit { [self] in
+                    Op.completingOperation.withValue(self) {
+                        block()
+                    }
+                    complete(leaving: queue)
+                }
+                return false
+            }
+        }
+        if inDrainer, finish.queue != nil {
+            return true
+        }
+        complete(leaving: finish.queue)
+        return false
+    }
+
+    /// Tells the dependents that this operation finished; those that become ready together are
+    /// pushed on their queues together, so that a queue starts the highest priority among them first.
+    private final func notifyDependents(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
+        // A drainer that will ask its queue for the next operation right after this need not
+        // have another drainer requested for the dependents that become ready here.
+        OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
+            if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
+                dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
+                return
+            }
+            var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+            for dependent in finish.dependents {
+                if case .schedule(let queue, let schedule) = dependent.transition({ $0.dependencyFinished() }) {
+                    ready.append((dependent, queue, schedule))
+                }
+            }
+            OpQueue.scheduleTogether(ready)
+        }
+    }
+
+    /// The operation is finished for good. In a queue, it leaves `queue` first, and the queue
+    /// calls this back with `nil` (so that a waiter sees the queue without the operation); then
+    /// its waiters are released.
+    final func complete(leaving queue: OpQueue?) {
+        if let queue {
+            queue.leave(self)
+            return
+        }
+        let waiters = withState { $0.complete() }
+        for waiter in waiters {
+            waiter()
+        }
+    }
+}

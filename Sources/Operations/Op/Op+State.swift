@@ -1,0 +1,121 @@
+// The storage side of an operation's state machine: take the operation's stripe lock, run a
+// transition, publish the new flags, release the lock, and only then deliver the observable
+// changes the transition recorded.
+
+extension Op {
+    /// Runs `body` on the state with the operation's lock held.
+    ///
+    /// `body` must not call user code, and must reach the state only through its argument.
+    @inline(__always)
+    final func withState<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let stripe = LockTable.stripe(for: self)
+        LockTable.lock(stripe)
+        defer {
+            #if OPERATIONS_INTERNAL_CHECKS
+            machine.checkInvariants()
+            #endif
+            LockTable.unlock(stripe)
+        }
+        return body(&machine)
+    }
+
+    /// Runs a transition with the lock held, publishes the new flags, queues the resulting
+    /// observable changes, and delivers them once the lock is released.
+    ///
+    /// `body` must not call user code, and must reach the state only through its argument
+    /// (record changes with ``OpStateMachine/record(_:old:new:)``).
+    @inline(__always)
+    @discardableResult
+    final func transition<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let stripe = LockTable.stripe(for: self)
+        LockTable.lock(stripe)
+        let result = transitionLocked(body)
+        let registry = machine.registry
+        LockTable.unlock(stripe)
+        registry?.deliver(to: self)
+        return result
+    }
+
+    /// The body of ``transition(_:)``, for callers that already hold the lock (two-operation
+    /// transitions). The caller delivers with ``deliverChanges()`` after unlocking.
+    @inline(__always)
+    final func transitionLocked<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let before = flags.load(ordering: .relaxed)
+        let priorityBefore = Op.priority(of: &machine)
+        // Everything is read through one inout access: reading the machine's computed properties
+        // through the stored property would copy the whole struct (and retain its references).
+        return Op.apply(body, to: &machine) { machine, result in
+            #if OPERATIONS_INTERNAL_CHECKS
+            machine.checkInvariants()
+            #endif
+            let after = machine.flags
+            if after != before {
+                flags.store(after, ordering: .releasing)
+            }
+            if let registry = machine.registry, !registry.isEmpty {
+                Op.recordFlagChanges(before: before, after: after, priorityAfter: machine.priority,
+                                     priorityBefore: registry.observes(OpProperty.queuePriority.rawValue) ? priorityBefore : nil,
+                                     into: registry)
+            }
+        }
+    }
+
+    /// Delivers the changes recorded by ``transitionLocked(_:)``. Call with no lock held.
+    final func deliverChanges() {
+        let registry = withState { $0.registry }
+        registry?.deliver(to: self)
+    }
+
+    /// Runs `body` on `machine`, then `after` with the machine and the result, in one access.
+    @inline(__always)
+    private static func apply<Result>(
+        _ body: (inout OpStateMachine) -> Result,
+        to machine: inout OpStateMachine,
+        after: (inout OpStateMachine, Result) -> Void
+    ) -> Result {
+        let result = body(&machine)
+        after(&machine, result)
+        return result
+    }
+
+    @inline(__always)
+    private static func priority(of machine: inout OpStateMachine) -> QueuePriority {
+        machine.priority
+    }
+
+    private static func recordFlagChanges(before: UInt8, after: UInt8, priorityAfter: QueuePriority,
+                                          priorityBefore: QueuePriority?, into registry: ObserverRegistry) {
+        let changed = before ^ after
+        func recordFlag(_ flag: UInt8, _ property: OpProperty) {
+            if changed & flag != 0 {
+                registry.record(property: property.rawValue, oldValue: before & flag != 0, newValue: after & flag != 0)
+            }
+        }
+        recordFlag(Flags.cancelled, .isCancelled)
+        recordFlag(Flags.executing, .isExecuting)
+        recordFlag(Flags.finished, .isFinished)
+        recordFlag(Flags.ready, .isReady)
+        if let priorityBefore, priorityAfter != priorityBefore {
+            registry.record(property: OpProperty.queuePriority.rawValue, oldValue: priorityBefore, newValue: priorityAfter)
+        }
+    }
+
+    /// Performs a readiness action: puts the operation on its queue's ready list.
+    @inline(__always)
+    final func performReadiness(_ action: OpStateMachine.ReadinessAction) {
+        switch action {
+        case .none:
+            return
+        case .schedule(let queue, let schedule):
+            queue.schedule(self, schedule)
+        }
+    }
+}
+
+extension OpStateMachine {
+    /// Queues a change of a property that is not a flag for the operation's observers (if any
+    /// observe it). Call inside a transition.
+    func record(_ property: OpProperty, old: Any, new: Any) {
+        registry?.record(property: property.rawValue, oldValue: old, newValue: new)
+    }
+}

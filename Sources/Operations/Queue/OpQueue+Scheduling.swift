@@ -1,0 +1,117 @@
+// How operations enter a queue, become ready in it, give back their slots and leave it: each
+// runs an event of the scheduler under the queue's lock and performs the action after unlocking.
+
+extension OpQueue {
+    /// Adds operations without waiting for them.
+    final func enqueue<Operations: Sequence<Op>>(_ operations: Operations) {
+        var drainerRequested = false
+        var stallCheck: UInt64?
+        var refused: (operation: Op, misuse: OpStateMachine.Misuse)?
+        let changes: QueueChanges = withLock {
+            let countBefore = machine.operationCount
+            let operationsBefore = observedOperations()
+            for operation in operations {
+                // The operation is enqueued (or refused) before it becomes a member, so that a
+                // refused one never touches this queue's fields. Holding the queue's lock, no
+                // readiness change can reach the queue in between.
+                let enqueued = operation.withState { $0.enqueue(in: self) }
+                if case .misuse(let misuse) = enqueued {
+                    // Trapped below, outside the lock: the message calls `description`, which a
+                    // subclass may override.
+                    refused = (operation, misuse)
+                    break
+                }
+                machine.addMember(operation)
+                if case .schedule(let schedule) = enqueued {
+                    let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
+                    drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
+                }
+            }
+            if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
+            return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+        }
+        if let refused {
+            refused.operation.trap(refused.misuse)
+        }
+        if let stallCheck { scheduleStallCheck(generation: stallCheck) }
+        if drainerRequested { startDrainer() }
+        if changes.recorded { registryDeliver() }
+    }
+
+    /// Puts a member that became ready on the ready list.
+    final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
+        let callerWillPoll = OpQueue.pollingQueue.value === self
+        let request = withLock {
+            machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
+                         priority: schedule.priority, callerWillPoll: callerWillPoll)
+        }
+        if request { startDrainer() }
+    }
+
+    /// Puts several members that became ready at the same moment on their queues' ready lists,
+    /// one lock acquisition per queue, so that each queue sees them all before it picks one.
+    static func scheduleTogether(_ ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)]) {
+        var remaining = ready[...]
+        while let first = remaining.first {
+            let queue = first.queue
+            let callerWillPoll = OpQueue.pollingQueue.value === queue
+            let request = queue.withLock {
+                var request = false
+                for item in remaining where item.queue === queue {
+                    let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
+                    request = queue.machine.push(entry, priority: item.schedule.priority, callerWillPoll: callerWillPoll) || request
+                }
+                return request
+            }
+            if request { queue.startDrainer() }
+            remaining = remaining.filter { $0.queue !== queue }[...]
+        }
+    }
+
+    /// An operation gave its slot back outside a drainer.
+    final func releaseSlot(of operation: Op) {
+        let request = withLock { machine.releaseSlot() }
+        if request { startDrainer() }
+    }
+
+    /// A member is finished for good: it leaves the queue, then completes (outside a drainer).
+    final func leave(_ operation: Op) {
+        performLeaving(withLock { leaveLocked(operation, callerWillPoll: false) }, completing: operation)
+    }
+
+    /// What a member's leaving asks for once the lock is released.
+    struct Leaving {
+        var action: OpQueueStateMachine.Action
+        var changes: QueueChanges
+        var stallCheck: UInt64?
+        var discarded: [ReadyLists.Entry]
+    }
+
+    /// Removes a member that is finished for good. Call with the lock held.
+    final func leaveLocked(_ operation: Op, callerWillPoll: Bool) -> Leaving {
+        let countBefore = machine.operationCount
+        let operationsBefore = observedOperations()
+        let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
+        let discarded = machine.takeDiscarded()
+        registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
+        var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+        changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
+        return Leaving(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
+    }
+
+    /// Performs what a member's leaving asks for, outside the lock: progress and observers; then
+    /// the operation that left completes (its waiters see it gone), and last the waiters of the
+    /// queue are released.
+    final func performLeaving(_ leaving: Leaving, completing: Op) {
+        withExtendedLifetime(leaving.discarded) {}
+        if let stallCheck = leaving.stallCheck { scheduleStallCheck(generation: stallCheck) }
+        progress.operationFinished()
+        if leaving.action.requestDrainer { startDrainer() }
+        if leaving.changes.recorded { registryDeliver() }
+        completing.complete(leaving: nil)
+        for waiter in leaving.action.waiters {
+            waiter()
+        }
+        withExtendedLifetime(leaving.action.departed) {}
+    }
+}

@@ -1,0 +1,42 @@
+import Dispatch
+
+// A queue is stalled when it holds operations but can start none and runs none: normal while its
+// operations wait for work elsewhere, a sign of a dependency cycle if it lasts.
+
+extension OpQueue {
+    /// Checks the queue for a stall again (after a dependency of one of its operations changed,
+    /// which may have made or broken a cycle).
+    final func rearmStallCheck() {
+        let generation: UInt64? = withLock {
+            machine.noteGraphChanged()
+            return machine.stallCheckIfNeeded()
+        }
+        if let generation { scheduleStallCheck(generation: generation) }
+    }
+
+    /// What `operation`, one of this queue's members, waits for because of barriers.
+    final func barrierWaits(of operation: Op) -> [Op] {
+        withLock { machine.barrierWaits(of: operation) }
+    }
+
+    /// How long a queue must stay stalled before its waiting operations are searched for cycles.
+    static let stallCheckDelay: DispatchTimeInterval = .milliseconds(50)
+
+    /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, ends the
+    /// dependency cycles among its waiting operations (if any: it may just be waiting for
+    /// operations that run elsewhere).
+    final func scheduleStallCheck(generation: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + OpQueue.stallCheckDelay) {
+            switch self.withLock({ self.machine.stallCheckFired(generation: generation) }) {
+            case .none:
+                return
+            case .later(let newGeneration):
+                self.scheduleStallCheck(generation: newGeneration)
+            case .scan(let members):
+                for cycle in DependencyCycles.cycles(from: members, successors: DependencyCycles.waits) {
+                    DependencyCycles.end(cycle: cycle)
+                }
+            }
+        }
+    }
+}
