@@ -78,12 +78,12 @@ open class BlockOp: Op, @unchecked Sendable {
         }
         let blocks = allBlocks
         let group = ConcurrentBlocks(blocks)
-        let queue = OpQueue.currentQueue.value
+        let queue = ThreadContext.queue
         for _ in 1..<blocks.count {
             // The other blocks see the same context as the first: this operation, its queue.
             WorkerPool.shared.submit { [self] in
-                Op.currentOperation.withValue(self) {
-                    OpQueue.currentQueue.withValue(queue) {
+                ThreadContext.withOperation(self) {
+                    ThreadContext.withQueue(queue) {
                         _ = group.runNext()
                     }
                 }

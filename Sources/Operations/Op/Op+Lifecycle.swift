@@ -15,7 +15,7 @@ extension Op {
     public final func start() {
         switch transition({ $0.startManually() }) {
         case .run:
-            Op.currentOperation.withValue(self) {
+            ThreadContext.withOperation(self) {
                 main()
             }
             if !isAsynchronousStorage {
@@ -48,8 +48,8 @@ extension Op {
     final func runFromQueue(ticket: UInt32) -> QueueRunOutcome {
         switch transition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
-            OpQueue.currentQueue.value?.noteStarted(self)
-            Op.currentOperation.withValue(self) {
+            ThreadContext.queue?.noteStarted(self)
+            ThreadContext.withOperation(self) {
                 main()
             }
             if isAsynchronousStorage {
@@ -57,7 +57,7 @@ extension Op {
             }
             return .finished(completesInDrainer: performFinish(transition { $0.finish() }, releasesSlot: false, inDrainer: true))
         case .finishWithoutRunning(let finish):
-            OpQueue.currentQueue.value?.noteStarted(self)
+            ThreadContext.queue?.noteStarted(self)
             return .finished(completesInDrainer: performFinish(finish, releasesSlot: false, inDrainer: true))
         case .skip:
             return .skipped
@@ -98,7 +98,7 @@ extension Op {
             if let block {
                 let queue = finish.queue
                 WorkerPool.shared.submit { [self] in
-                    Op.completingOperation.withValue(self) {
+                    ThreadContext.withCompletingOperation(self) {
                         block()
                     }
                     complete(leaving: queue)
@@ -118,7 +118,7 @@ extension Op {
     private final func notifyDependents(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
         // A drainer that will ask its queue for the next operation right after this need not
         // have another drainer requested for the dependents that become ready here.
-        OpQueue.pollingQueue.withValue(releasesSlot ? nil : finish.queue) {
+        ThreadContext.withNotifying(self, pollingQueue: releasesSlot ? nil : finish.queue) {
             if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
                 dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
                 return

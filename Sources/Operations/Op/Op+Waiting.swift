@@ -14,7 +14,7 @@ extension Op {
     public final func waitUntilFinished() {
         // Finished for good, or finished and running its completion block on this very thread
         // (it would otherwise wait for itself).
-        if withState({ $0.lifecycle == .finished }) || Op.completingOperation.value === self { return }
+        if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return }
         WaitDeadlocks.checkWait(for: self)
         DependencyCycles.checkBeforeWaiting(for: self)
         let semaphore = DispatchSemaphore(value: 0)

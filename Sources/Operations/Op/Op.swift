@@ -216,12 +216,4 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         }
         return "\(typeName) \(ObjectIdentifier(self).debugDescription.dropFirst("ObjectIdentifier(".count).dropLast())"
     }
-
-    // MARK: Thread context
-
-    /// The operation whose body the calling thread is running, if any.
-    static let currentOperation = ThreadLocal<Op>()
-
-    /// The operation whose completion block the calling thread is running, if any.
-    static let completingOperation = ThreadLocal<Op>()
 }

@@ -18,7 +18,7 @@ extension OpQueue {
 
     /// Pops and runs ready operations until none can start.
     private final func drain() {
-        OpQueue.currentQueue.withValue(self) {
+        ThreadContext.withQueue(self) {
             drainLoop()
         }
     }

@@ -40,7 +40,7 @@ extension OpQueue {
 
     /// Puts a member that became ready on the ready list.
     final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
-        let callerWillPoll = OpQueue.pollingQueue.value === self
+        let callerWillPoll = ThreadContext.isPolling(self)
         let request = withLock {
             machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
                          priority: schedule.priority, callerWillPoll: callerWillPoll)
@@ -54,7 +54,7 @@ extension OpQueue {
         var remaining = ready[...]
         while let first = remaining.first {
             let queue = first.queue
-            let callerWillPoll = OpQueue.pollingQueue.value === queue
+            let callerWillPoll = ThreadContext.isPolling(queue)
             let request = queue.withLock {
                 var request = false
                 for item in remaining where item.queue === queue {

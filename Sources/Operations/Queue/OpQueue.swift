@@ -90,14 +90,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// The queue that started the operation the calling thread (or, in the `async` body of an
     /// ``AsyncOp``, the current task) is running, or `nil` outside operations of a queue.
     public static var current: OpQueue? {
-        if let queue = currentQueue.value { return queue }
+        if let queue = ThreadContext.queue { return queue }
         return Op.currentTaskOperation?.withState { $0.queue }
     }
 
-    static let currentQueue = ThreadLocal<OpQueue>()
-
-    /// Set while a drainer finishes an operation of this queue and will ask for the next one.
-    static let pollingQueue = ThreadLocal<OpQueue>()
 
     // MARK: Adding operations
 

@@ -30,8 +30,8 @@ import Darwin
 enum WaitDeadlocks {
     /// Traps if waiting for `target` from the calling thread can never return.
     static func checkWait(for target: Op) {
-        if let current = Op.currentOperation.value {
-            checkWait(for: target, from: current, in: OpQueue.currentQueue.value)
+        if let current = ThreadContext.operation {
+            checkWait(for: target, from: current, in: ThreadContext.queue)
         }
         if isOnMainQueueOrThread, target.withState({ $0.queue === OpQueue.main && !$0.isFinished }) {
             misuse("waitUntilFinished() was called on \(target), an operation of OpQueue.main, from the main thread (or the main Dispatch queue), which is what runs it: it can never start while the main thread waits. Wait from another thread, or use a completion block or a dependent operation.")
@@ -59,10 +59,10 @@ enum WaitDeadlocks {
 
     /// Traps if waiting for `queue` to empty from the calling thread can never return.
     static func checkWaitForAll(in queue: OpQueue) {
-        if OpQueue.currentQueue.value === queue, let current = Op.currentOperation.value {
+        if ThreadContext.queue === queue, let current = ThreadContext.operation {
             trapWaitForAll(in: queue, from: current)
         }
-        if let completing = Op.completingOperation.value, completing.withState({ $0.queue }) === queue {
+        if let completing = ThreadContext.completingOperation, completing.withState({ $0.queue }) === queue {
             misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from the completion block of \(completing), which stays in the queue until its completion block returns: the queue cannot empty while the block waits. Wait from outside the queue, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.")
         }
         if queue === OpQueue.main, isOnMainQueueOrThread, queue.operationCount > 0 {

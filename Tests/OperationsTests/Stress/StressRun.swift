@@ -347,7 +347,7 @@ final class StressRun: Sendable {
             let start = recorder.stamp()
             recorder.queues[queueIndex].enter()
             recorder.update(id) { $0.bodyStarts.append(start) }
-            if let barrier = Op.currentOperation.value {
+            if let barrier = ThreadContext.operation {
                 references[id].set(barrier)
                 registerEnd(of: barrier, id)
                 if !barrier.membership.isBarrier || !barrier.isExecuting {
@@ -397,7 +397,7 @@ final class StressRun: Sendable {
             if OpQueue.current !== expected {
                 recorder.violation("n\(id): runs with OpQueue.current = \(OpQueue.current.map(\.description) ?? "nil"), expected \(expected)")
             }
-            if (Op.currentOperation.value ?? Op.currentTaskOperation) !== operation {
+            if (ThreadContext.operation ?? Op.currentTaskOperation) !== operation {
                 recorder.violation("n\(id): the current operation is not itself")
             }
         }

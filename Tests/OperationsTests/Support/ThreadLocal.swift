@@ -6,12 +6,10 @@ import Musl
 import Darwin
 #endif
 
-/// An unretained, per-thread pointer slot over a pthread key.
+/// An unretained, per-thread pointer slot over a pthread key, for tests that mark threads.
 ///
-/// Used to remember which operation and which queue the current thread is running, for
-/// ``OpQueue/current`` and for the deadlock checks. The stored object must outlive the scope
-/// that sets it; ``ThreadLocal/withValue(_:_:)`` guarantees that by holding a strong reference
-/// for the duration.
+/// The stored object must outlive the scope that sets it; ``ThreadLocal/withValue(_:_:)``
+/// guarantees that by holding a strong reference for the duration.
 final class ThreadLocal<Object: AnyObject>: Sendable {
     private let key: pthread_key_t
 

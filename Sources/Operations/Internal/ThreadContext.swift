@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the calling thread is doing for the library: which operation's body it runs, which
+/// queue it drains, whose completion block or observers it calls, and so on.
+///
+/// One context per thread, in memory found through a single thread-specific key, so that
+/// entering and leaving a scope costs two plain stores. Every field is read and written only by
+/// the thread the context belongs to. The objects it names are unretained: each `with…` scope
+/// keeps a strong reference for its duration.
+///
+/// The wait-deadlock checks read it to learn what the calling thread holds up: an operation
+/// whose body runs here cannot finish, one whose observers run here cannot move to its next
+/// state, and so on, until the thread returns (see ``WaitDeadlocks``).
+struct ThreadContext {
+    /// The operation whose body the thread runs (`main()`, or a block of a ``BlockOp``).
+    var operation: Unmanaged<Op>?
+    /// The queue whose drainer the thread runs.
+    var queue: Unmanaged<OpQueue>?
+    /// The operation whose completion block the thread runs.
+    var completingOperation: Unmanaged<Op>?
+    /// The operation that finished and whose dependents the thread is telling: until it is done,
+    /// they cannot start.
+    var notifyingOperation: Unmanaged<Op>?
+    /// The queue whose drainer will ask for the next operation right after the current
+    /// notification, so that no drainer needs requesting for it.
+    var pollingQueue: Unmanaged<OpQueue>?
+    /// The observer deliveries in progress on this thread, innermost last.
+    var deliveries: [Delivery] = []
+    /// Operations waiting to be released by the ``ReleaseTrampoline``.
+    var pendingReleases: [Op] = []
+    /// Whether the trampoline is releasing on this thread.
+    var isReleasing = false
+
+    /// An observer delivery: handlers run for a change of `operation`, which cannot move on
+    /// until they return.
+    struct Delivery {
+        /// The operation whose change is delivered (for a queue's observers, the operation that
+        /// just left it).
+        let operation: Unmanaged<Op>
+        /// Whether the operation has left its queue already (a queue's observers learn of it).
+        let hasLeftQueue: Bool
+    }
+
+    /// The calling thread's context.
+    @inline(__always)
+    static var current: UnsafeMutablePointer<ThreadContext> {
+        if let raw = pthread_getspecific(key) {
+            return raw.assumingMemoryBound(to: ThreadContext.self)
+        }
+        return makeCurrent()
+    }
+
+    @inline(never)
+    private static func makeCurrent() -> UnsafeMutablePointer<ThreadContext> {
+        let context = UnsafeMutablePointer<ThreadContext>.allocate(capacity: 1)
+        context.initialize(to: ThreadContext())
+        pthread_setspecific(key, context)
+        return context
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let code = pthread_key_create(&key) { raw in
+            #if canImport(Darwin)
+            let context = raw.assumingMemoryBound(to: ThreadContext.self)
+            #else
+            guard let context = raw?.assumingMemoryBound(to: ThreadContext.self) else { return }
+            #endif
+            context.deinitialize(count: 1)
+            context.deallocate()
+        }
+        precondition(code == 0, "Operations: pthread_key_create failed (\(code)); the process is out of thread-specific keys")
+        return key
+    }()
+
+    // MARK: Scopes
+
+    /// Runs `body` with `operation` as the thread's ``operation``.
+    @inline(__always)
+    static func withOperation<Result>(_ operation: Op?, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = context.pointee.operation
+        context.pointee.operation = operation.map(Unmanaged.passUnretained)
+        defer { context.pointee.operation = previous }
+        return try withExtendedLifetime(operation) { try body() }
+    }
+
+    /// Runs `body` with `queue` as the thread's ``queue``.
+    @inline(__always)
+    static func withQueue<Result>(_ queue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = context.pointee.queue
+        context.pointee.queue = queue.map(Unmanaged.passUnretained)
+        defer { context.pointee.queue = previous }
+        return try withExtendedLifetime(queue) { try body() }
+    }
+
+    /// Runs `body` with `operation` as the thread's ``completingOperation``.
+    static func withCompletingOperation<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = context.pointee.completingOperation
+        context.pointee.completingOperation = Unmanaged.passUnretained(operation)
+        defer { context.pointee.completingOperation = previous }
+        return try withExtendedLifetime(operation) { try body() }
+    }
+
+    /// Runs `body` while the thread tells the dependents of `operation` that it finished, with
+    /// `pollingQueue` as the queue whose drainer polls next (if any).
+    @inline(__always)
+    static func withNotifying<Result>(_ operation: Op, pollingQueue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = (context.pointee.notifyingOperation, context.pointee.pollingQueue)
+        context.pointee.notifyingOperation = Unmanaged.passUnretained(operation)
+        context.pointee.pollingQueue = pollingQueue.map(Unmanaged.passUnretained)
+        defer { (context.pointee.notifyingOperation, context.pointee.pollingQueue) = previous }
+        return try withExtendedLifetime((operation, pollingQueue)) { try body() }
+    }
+
+    /// Runs `body`, which calls the observers of a change of `operation`, as a ``Delivery``.
+    static func withDelivery<Result>(of operation: Op, hasLeftQueue: Bool = false, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        context.pointee.deliveries.append(Delivery(operation: Unmanaged.passUnretained(operation), hasLeftQueue: hasLeftQueue))
+        defer { context.pointee.deliveries.removeLast() }
+        return try withExtendedLifetime(operation) { try body() }
+    }
+
+    // MARK: Reading
+
+    /// The operation whose body the calling thread runs, if any.
+    static var operation: Op? {
+        current.pointee.operation?.takeUnretainedValue()
+    }
+
+    /// The queue whose drainer the calling thread runs, if any.
+    static var queue: OpQueue? {
+        current.pointee.queue?.takeUnretainedValue()
+    }
+
+    /// The operation whose completion block the calling thread runs, if any.
+    static var completingOperation: Op? {
+        current.pointee.completingOperation?.takeUnretainedValue()
+    }
+
+    /// Whether `queue` is the one whose drainer polls right after the current notification.
+    @inline(__always)
+    static func isPolling(_ queue: OpQueue) -> Bool {
+        current.pointee.pollingQueue?.toOpaque() == Unmanaged.passUnretained(queue).toOpaque()
+    }
+}
