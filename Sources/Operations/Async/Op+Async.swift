@@ -17,7 +17,7 @@ extension Op {
         if let current = Op.currentTaskOperation {
             WaitDeadlocks.checkWait(for: self, from: current, in: current.withState { $0.queue })
         }
-        DependencyCycles.checkBeforeWaiting(for: self)
+        DependencyCycles.endCycles(reachableFrom: self)
         await withCheckedContinuation { continuation in
             onCompletion { continuation.resume() }
         }

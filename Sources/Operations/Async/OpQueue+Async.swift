@@ -10,6 +10,7 @@ extension OpQueue {
         if let current = Op.currentTaskOperation, current.withState({ $0.queue }) === self {
             WaitDeadlocks.trapWaitForAll(in: self, from: current)
         }
+        DependencyCycles.endCycles(blockingMembersOf: self)
         await withCheckedContinuation { continuation in
             if !addEmptyWaiter({ continuation.resume() }) {
                 continuation.resume()

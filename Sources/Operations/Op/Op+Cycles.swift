@@ -14,29 +14,27 @@ extension Op {
     /// ```
     ///
     /// The check follows every dependency of the operations, and of their dependencies in turn,
-    /// whether finished, cancelled or not. It does not change any operation. A cycle that holds
-    /// operations back is normally ended as soon as it is closed (see <doc:Reliability>); the
-    /// check also reports the ones that hold nothing back (among cancelled operations) and the ones
-    /// too long for the quick search, before anything waits for them.
+    /// whether finished, cancelled or not. It does not change any operation and reports nothing
+    /// to ``OpDiagnostics``. It also finds the cycles that hold nothing back (among cancelled
+    /// operations) and the ones too long for the quick search on a new dependency (see
+    /// <doc:Reliability>).
     ///
     /// - Complexity: O(operations + dependencies) of the graph reachable from `operations`.
     /// - Throws: ``DependencyCycleError`` naming the operations of the first cycle found.
     public static func checkForDependencyCycles(in operations: [Op]) throws(DependencyCycleError) {
         let cycles = DependencyCycles.cycles(from: operations) { $0.dependencies }
-        if let cycle = cycles.first {
-            throw DependencyCycleError(operations: cycle.map(\.description))
+        if let path = cycles.first {
+            throw DependencyCycle(path: path, barrierEdges: path.map { _ in false }).error
         }
     }
 
-    /// Ends a pending operation with `error`: it is cancelled (so its body never runs and its
-    /// dependents go on) and finished at once if it is in no queue.
-    final func fail(with error: any Error) {
-        performFail(markFailed(with: error))
-    }
-
-    /// The transition of ``fail(with:)``; perform its action with ``performFail(_:)``.
-    final func markFailed(with error: any Error) -> OpStateMachine.FailAction {
-        transition { machine in
+    /// The transition that ends a pending operation on a dependency cycle with `error`: it is
+    /// cancelled (so its body never runs and its dependents go on), and finished at once if it is
+    /// in no queue. Call with the operation's lock held (``LockTable/withLocks(of:_:)``); deliver
+    /// the changes with ``deliverChanges()`` and perform the action with ``performFail(_:)``
+    /// once every lock is released.
+    final func markFailedLocked(with error: any Error) -> OpStateMachine.FailAction {
+        transitionLocked { machine in
             let old = machine.error
             let action = machine.fail(with: error)
             if case .none = action {} else {
@@ -46,7 +44,7 @@ extension Op {
         }
     }
 
-    /// Performs the action of ``markFailed(with:)``.
+    /// Performs the action of ``markFailedLocked(with:)``.
     final func performFail(_ action: OpStateMachine.FailAction) {
         switch action {
         case .none:

@@ -25,7 +25,8 @@ extension Op {
                 // building a large fan-in quadratic.
                 let observed = machine.registry?.observes(OpProperty.dependencies.rawValue) == true
                 let old = observed ? machine.dependencies : []
-                let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished)
+                let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished,
+                                                   isNewer: operation.serial > serial, serial: serial)
                 if observed, case .added = result {
                     machine.record(.dependencies, old: old, new: machine.dependencies)
                 }

@@ -141,7 +141,7 @@ extension Op {
             queue.leave(self)
             return
         }
-        let waiters = withState { $0.complete() }
+        let waiters = withState { $0.complete(serial: serial) }
         for waiter in waiters {
             waiter()
         }

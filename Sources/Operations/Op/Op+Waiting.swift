@@ -16,7 +16,7 @@ extension Op {
         // (it would otherwise wait for itself).
         if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return }
         WaitDeadlocks.checkWait(for: self)
-        DependencyCycles.checkBeforeWaiting(for: self)
+        DependencyCycles.endCycles(reachableFrom: self)
         let semaphore = DispatchSemaphore(value: 0)
         let registered = withState { $0.addWaiter { semaphore.signal() } }
         if registered {

@@ -73,10 +73,19 @@ struct OpStateMachine {
     private(set) var lifecycle: Lifecycle = .pending
     private(set) var isCancelled = false
     private(set) var unfinishedDependencyCount = 0
+    /// The dependencies, held strongly, in the order they were added (until they are settled).
     private(set) var dependencyList = SmallList<Op>()
+    /// Whether a dependency was created after this operation (a "backward" edge, by serial
+    /// number): only such a dependency can close a loop of strong references.
+    private(set) var hasNewerDependency = false
 
-    /// The dependencies, in the order they were added.
-    var dependencies: [Op] { dependencyList.array }
+    /// The dependencies, in the order they were added (a settled one that was released is gone).
+    var dependencies: [Op] {
+        if let settled = extras?.settledDependencies {
+            return settled.compactMap(\.operation)
+        }
+        return dependencyList.array
+    }
     /// Operations that counted this one as an unfinished dependency; emptied when it finishes.
     /// Held weakly, like Foundation's: a dependent that nobody keeps (not in a queue, no reference)
     /// is released even though this operation has not finished.
@@ -95,13 +104,44 @@ struct OpStateMachine {
         var registry: ObserverRegistry?
         /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
         var dependencySet: Set<ObjectIdentifier>?
+        /// The dependencies of a finished operation that had a newer one, replacing
+        /// `dependencyList` (see ``OpStateMachine/settleDependencies(newerThan:)``).
+        var settledDependencies: [SettledDependency]?
+    }
+
+    /// A dependency of a finished operation: a newer one is held weakly, so that a loop of
+    /// dependencies among finished operations does not keep them alive.
+    enum SettledDependency {
+        /// An older dependency, still held.
+        case strong(Op)
+        /// A newer dependency, held weakly.
+        case weak(WeakOp)
+
+        /// The operation, if it is still alive.
+        var operation: Op? {
+            switch self {
+            case .strong(let operation): operation
+            case .weak(let reference): reference.operation
+            }
+        }
+
+        /// Whether this names `operation` (compared without loading a weak reference).
+        func names(_ operation: Op) -> Bool {
+            switch self {
+            case .strong(let held): held === operation
+            case .weak(let reference): reference.serial == operation.serial
+            }
+        }
     }
 
     /// From this many dependencies on, a set answers "is it already a dependency?".
     static let dependencySetThreshold = 16
 
     /// Whether `operation` is one of the dependencies.
-    private func hasDependency(_ operation: Op) -> Bool {
+    func lists(_ operation: Op) -> Bool {
+        if let settled = extras?.settledDependencies {
+            return settled.contains { $0.names(operation) }
+        }
         if let set = extras?.dependencySet {
             return set.contains(ObjectIdentifier(operation))
         }
@@ -217,9 +257,23 @@ struct OpStateMachine {
 
     /// Records `dependency`. It holds the operation back only if it is unfinished and the
     /// operation has not started (adding a dependency to a started operation has no effect).
-    mutating func addDependency(_ dependency: Op, dependencyIsUnfinished: Bool) -> AddDependencyResult {
-        if hasDependency(dependency) {
+    /// `isNewer` says whether the dependency was created after this operation, whose serial
+    /// number is `serial`.
+    mutating func addDependency(_ dependency: Op, dependencyIsUnfinished: Bool, isNewer: Bool,
+                                serial: UInt64) -> AddDependencyResult {
+        if lists(dependency) {
             return .alreadyPresent
+        }
+        if isNewer {
+            hasNewerDependency = true
+            if lifecycle == .finished {
+                // A loop closed among finished operations: hold the new one weakly.
+                settleDependencies(newerThan: serial)
+            }
+        }
+        if let settled = extras?.settledDependencies {
+            extras!.settledDependencies = settled + [isNewer ? .weak(WeakOp(dependency)) : .strong(dependency)]
+            return .added(counted: false)
         }
         dependencyList.append(dependency)
         if let extras, extras.dependencySet != nil {
@@ -256,7 +310,12 @@ struct OpStateMachine {
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
     mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
-        guard hasDependency(dependency), dependencyList.removeFirst(where: { $0 === dependency }) != nil else {
+        if let settled = extras?.settledDependencies {
+            guard let index = settled.firstIndex(where: { $0.names(dependency) }) else { return (false, .none) }
+            extras!.settledDependencies!.remove(at: index)
+            return (true, .none)
+        }
+        guard lists(dependency), dependencyList.removeFirst(where: { $0 === dependency }) != nil else {
             return (false, .none)
         }
         extras?.dependencySet?.remove(ObjectIdentifier(dependency))
@@ -488,25 +547,52 @@ struct OpStateMachine {
     }
 
     /// The completion block has returned (or there was none) and the operation has left its
-    /// queue: it is finished for good. Returns the waiters to release.
-    mutating func complete() -> [@Sendable () -> Void] {
+    /// queue: it is finished for good. Its dependencies newer than itself (its serial number is
+    /// `serial`) are settled. Returns the waiters to release.
+    mutating func complete(serial: UInt64) -> [@Sendable () -> Void] {
         precondition(lifecycle == .finishing, "Internal inconsistency: complete() in \(lifecycle)")
         lifecycle = .finished
+        if hasNewerDependency {
+            settleDependencies(newerThan: serial)
+        }
         let waiters = self.waiters
         extras?.waiters = []
         queue = nil
         return waiters
     }
 
-    /// Empties the dependency list, returning its operations: used when the operation is
-    /// deallocated, to release long chains without deep recursion.
-    mutating func takeDependencies() -> SmallList<Op> {
-        defer {
-            dependencyList = SmallList()
-            unfinishedDependencyCount = 0
-            extras?.dependencySet = nil
+    /// Holds the dependencies newer than the operation (whose serial number is `serial`) weakly
+    /// from now on. Called once the operation is finished for good: it needs its dependencies no
+    /// more, and only lists them.
+    ///
+    /// Every loop of dependencies has an edge to a newer operation (following only edges to older
+    /// ones never comes back). Once every operation of a loop is finished, each such edge is
+    /// weak, so the loop no longer keeps its operations alive, whether it was a dependency cycle
+    /// that was broken or ended, or a loop closed through an operation that was cancelled or had
+    /// finished already.
+    private mutating func settleDependencies(newerThan serial: UInt64) {
+        guard extras?.settledDependencies == nil else { return }
+        let settled = dependencyList.map { dependency -> SettledDependency in
+            dependency.serial > serial ? .weak(WeakOp(dependency)) : .strong(dependency)
         }
-        return dependencyList
+        let extras = ensureExtras()
+        extras.settledDependencies = settled
+        extras.dependencySet = nil
+        dependencyList = SmallList()
+    }
+
+    /// Empties the dependency list, returning the operations it held strongly: used when the
+    /// operation is deallocated, to release long chains without deep recursion.
+    mutating func takeDependencies() -> SmallList<Op> {
+        var taken = dependencyList
+        for case .strong(let dependency) in extras?.settledDependencies ?? [] {
+            taken.append(dependency)
+        }
+        dependencyList = SmallList()
+        unfinishedDependencyCount = 0
+        extras?.dependencySet = nil
+        extras?.settledDependencies = nil
+        return taken
     }
 
     /// The serial numbers of the dependents still waiting (for bookkeeping when the operation is

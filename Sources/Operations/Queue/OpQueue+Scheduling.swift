@@ -3,10 +3,11 @@
 
 extension OpQueue {
     /// Adds operations without waiting for them.
-    final func enqueue<Operations: Sequence<Op>>(_ operations: Operations) {
+    final func enqueue<Operations: Collection<Op>>(_ operations: Operations) {
         var drainerRequested = false
         var stallCheck: UInt64?
         var refused: (operation: Op, misuse: OpStateMachine.Misuse)?
+        var barriers = 0
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
@@ -22,6 +23,7 @@ extension OpQueue {
                     break
                 }
                 machine.addMember(operation)
+                if operation.membership.isBarrier { barriers += 1 }
                 if case .schedule(let schedule) = enqueued {
                     let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
                     drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
@@ -30,12 +32,14 @@ extension OpQueue {
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
+        if barriers > 0 { DependencyCycles.pendingBarriers.add(barriers, ordering: .relaxed) }
         if let refused {
             refused.operation.trap(refused.misuse)
         }
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if drainerRequested { startDrainer() }
         if changes.recorded { registryDeliver() }
+        CycleWatch.noteEnqueued(operations)
     }
 
     /// Puts a member that became ready on the ready list.
@@ -92,6 +96,7 @@ extension OpQueue {
         let countBefore = machine.operationCount
         let operationsBefore = observedOperations()
         let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
+        if operation.membership.isBarrier { DependencyCycles.pendingBarriers.subtract(1, ordering: .relaxed) }
         let discarded = machine.takeDiscarded()
         registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
         var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)

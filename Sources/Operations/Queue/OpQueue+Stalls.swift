@@ -14,17 +14,17 @@ extension OpQueue {
         if let generation { scheduleStallCheck(generation: generation) }
     }
 
-    /// What `operation`, one of this queue's members, waits for because of barriers.
-    final func barrierWaits(of operation: Op) -> [Op] {
-        withLock { machine.barrierWaits(of: operation) }
+    /// What the members wait for because of pending barriers.
+    final func barrierWaits() -> BarrierWaits {
+        withLock { machine.barrierWaits() }
     }
 
     /// How long a queue must stay stalled before its waiting operations are searched for cycles.
     static let stallCheckDelay: DispatchTimeInterval = .milliseconds(50)
 
-    /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, ends the
-    /// dependency cycles among its waiting operations (if any: it may just be waiting for
-    /// operations that run elsewhere).
+    /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, looks for
+    /// dependency cycles among its waiting operations (there may be none: it may just be waiting
+    /// for operations that run elsewhere), and reports and watches the ones it finds.
     final func scheduleStallCheck(generation: UInt64) {
         DispatchQueue.global().asyncAfter(deadline: .now() + OpQueue.stallCheckDelay) {
             switch self.withLock({ self.machine.stallCheckFired(generation: generation) }) {
@@ -33,9 +33,7 @@ extension OpQueue {
             case .later(let newGeneration):
                 self.scheduleStallCheck(generation: newGeneration)
             case .scan(let members):
-                for cycle in DependencyCycles.cycles(from: members, successors: DependencyCycles.waits) {
-                    DependencyCycles.end(cycle: cycle)
-                }
+                DependencyCycles.watchCycles(among: members)
             }
         }
     }

@@ -95,6 +95,26 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     }
 
 
+    /// How long a dependency cycle whose operations are all in queues may stay unbroken before
+    /// the library ends it (1 second by default).
+    ///
+    /// A cycle is reported to ``OpDiagnostics`` as soon as it is found, and left alone for this
+    /// long so that the program can still break it, by cancelling one of its operations or
+    /// removing one of its dependencies, as Foundation lets it. After that, every operation on it
+    /// is cancelled with a ``DependencyCycleError`` and its queue goes on. A wait for one of its
+    /// operations, or for a queue that holds one, ends it at once whatever this says. The setting
+    /// is read when the last operation of a cycle joins a queue. See <doc:Reliability>.
+    public static var dependencyCycleGracePeriod: Duration {
+        get { .nanoseconds(CycleWatch.gracePeriodNanoseconds.load(ordering: .relaxed)) }
+        set {
+            let (seconds, attoseconds) = newValue.components
+            let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+            let nanoseconds: Int64 = overflow || overflowAgain ? .max : max(0, total)
+            CycleWatch.gracePeriodNanoseconds.store(nanoseconds, ordering: .relaxed)
+        }
+    }
+
     // MARK: Adding operations
 
     /// Adds an operation; the queue starts it when it is ready and a slot is free.
@@ -262,6 +282,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     @available(*, noasync, message: "Use `await waitUntilAllOperationsAreFinished()`, which suspends instead of blocking a thread")
     open func waitUntilAllOperationsAreFinished() {
         WaitDeadlocks.checkWaitForAll(in: self)
+        DependencyCycles.endCycles(blockingMembersOf: self)
         let semaphore = DispatchSemaphore(value: 0)
         if addEmptyWaiter({ semaphore.signal() }) {
             semaphore.wait()

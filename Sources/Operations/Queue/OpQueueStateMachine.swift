@@ -317,24 +317,11 @@ struct OpQueueStateMachine {
         return .scan(members.elements)
     }
 
-    /// What `operation`, a member, waits for besides its dependencies, because of barriers: a
-    /// barrier waits for the members of its epoch and for the barrier before it; a member of a
-    /// later epoch waits for the barrier before it. Used by cycle searches (rarely: O(members)).
-    func barrierWaits(of operation: Op) -> [Op] {
-        guard barrierCount > completedBarriers, operation.membership.slot >= 0 else { return [] }
-        var waits: [Op] = []
-        let elements = members.elements
-        func pendingBarrier(ofEpoch epoch: Int) -> Op? {
-            guard epoch >= completedBarriers else { return nil }
-            return elements.first { $0.membership.isBarrier && $0.membership.epoch == epoch }
-        }
-        if operation.membership.isBarrier {
-            waits = elements.filter { !$0.membership.isBarrier && $0.membership.epoch == operation.membership.epoch }
-            if let previous = pendingBarrier(ofEpoch: operation.membership.epoch - 1) { waits.append(previous) }
-        } else if operation.membership.epoch > completedBarriers, let previous = pendingBarrier(ofEpoch: operation.membership.epoch - 1) {
-            waits.append(previous)
-        }
-        return waits
+    /// What the members wait for because of pending barriers (see ``BarrierWaits``).
+    /// O(members) when barriers are pending, O(1) otherwise.
+    func barrierWaits() -> BarrierWaits {
+        guard barrierCount > completedBarriers else { return BarrierWaits() }
+        return BarrierWaits(members: members.elements, completedBarriers: completedBarriers)
     }
 
     /// A dependency of a member changed: a stall seen before may have become a cycle, so the next

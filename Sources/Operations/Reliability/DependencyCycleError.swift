@@ -1,14 +1,17 @@
 /// Operations that wait for each other in a cycle, so that none of them could ever start.
 ///
-/// In Apple's model a dependency cycle keeps the operations on it from ever running. Here a cycle never freezes silently: when the library finds one (see
-/// <doc:Reliability>), it ends every operation on the cycle with this error in ``Op/error``
-/// (the operations are cancelled, so their bodies do not run, and their dependents go on), removes
-/// the dependencies between them (so that they can be released), and reports it to
-/// ``OpDiagnostics``. ``Op/checkForDependencyCycles(in:)`` throws it before
-/// anything runs.
+/// In Apple's model a dependency cycle keeps the operations on it from ever running. Here a cycle
+/// is reported to ``OpDiagnostics`` as soon as the library finds it, and left alone while it can
+/// still be broken (by cancelling one of its operations, or removing one of its dependencies).
+/// Where it would freeze otherwise (something waits for one of its operations, or all of them are
+/// in queues and it has stayed unbroken for ``OpQueue/dependencyCycleGracePeriod``), the library
+/// ends it: every operation on the cycle is cancelled, so its body does not run and its dependents
+/// go on, and gets this error in ``Op/error``. See <doc:Reliability>.
+/// ``Op/checkForDependencyCycles(in:)`` throws it before anything runs.
 public struct DependencyCycleError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The operations on the cycle, each described by its name where set (``Op/description``),
-    /// in dependency order: each one depends on the next, and the last depends on the first.
+    /// in dependency order: each one depends on the next, and the last depends on the first. The
+    /// first is the one created first.
     public let operations: [String]
 
     /// Creates the error for the operations on a cycle.
@@ -16,9 +19,14 @@ public struct DependencyCycleError: Error, Sendable, Hashable, CustomStringConve
         self.operations = operations
     }
 
+    /// The cycle as a line: each operation, an arrow to the next, and back to the first, followed
+    /// by "(each depends on the next)".
+    var loop: String {
+        "\((operations + operations.prefix(1)).joined(separator: " → ")) (each depends on the next)"
+    }
+
     /// A sentence naming the operations and saying what to do.
     public var description: String {
-        let loop = (operations + operations.prefix(1)).joined(separator: " → ")
-        return "Dependency cycle: \(loop) (each depends on the next). None of them could ever start, so they were cancelled with this error. Remove one of these dependencies (removeDependency(_:))."
+        "Dependency cycle: \(loop). None of them could ever start, so they were cancelled with this error. Remove one of these dependencies (removeDependency(_:)), or cancel one of the operations, before waiting for them."
     }
 }

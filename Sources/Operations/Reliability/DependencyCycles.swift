@@ -1,7 +1,21 @@
 import Synchronization
 
-/// Finds dependency cycles: on a new edge (cheaply, most of the time for free), in a stalled
-/// queue, and in a set of operations a user wants to check.
+/// Finds dependency cycles, reports them, and ends the ones that would otherwise freeze.
+///
+/// **Found.** A cycle is looked for on a new edge (cheaply, most of the time for free), in a
+/// queue that stays stalled, and before a thread or task waits. Every cycle found is reported
+/// once to ``OpDiagnostics`` and then watched (``CycleWatch``). Finding a cycle changes nothing:
+/// cancelling one of its operations (a cancelled operation ignores its dependencies) or removing
+/// one of its dependencies breaks it, and its operations then run in dependency order.
+///
+/// **Ended.** A cycle is ended, each of its operations cancelled with a ``DependencyCycleError``
+/// (none of their bodies runs, and their queues go on), only where it would freeze otherwise:
+/// when a thread or task waits for one of its operations, for an operation that waits for one
+/// (``endCycles(reachableFrom:)``), or for a queue that holds one
+/// (``endCycles(blockingMembersOf:)``); or when all its operations are in queues and it has
+/// stayed unbroken for ``OpQueue/dependencyCycleGracePeriod`` (``CycleWatch``). Before ending a
+/// cycle, ``end(_:)`` checks every edge again with the locks of all its operations held, so that
+/// concurrent changes never end operations that were not on a cycle at one moment.
 ///
 /// **New edges.** Every operation has a serial number from its creation. An edge whose dependency
 /// is older than its dependent ("forward") can only close a cycle if the graph already has an edge
@@ -10,26 +24,35 @@ import Synchronization
 /// backward edge is searched up to ``searchLimit`` operations. A new forward edge can only close a
 /// cycle through a backward edge whose dependency is at least as new as the new edge's dependent,
 /// so it is searched (up to ``forwardSearchLimit`` operations) only when such an edge may exist:
-/// building a chain in creation order never searches. The search follows only dependencies that hold back a pending, uncancelled
-/// operation.
+/// building a chain in creation order never searches. The search follows only dependencies that
+/// hold back a pending, uncancelled operation.
 ///
-/// **Later.** A cycle the quick search missed is found when a queue holding its operations stalls
-/// (``OpQueue`` checks a queue that stayed stalled for a while), or when a thread is about to wait
-/// for one of its operations (``Op/waitUntilFinished()``).
+/// **Waits.** A cycle needs a backward edge or a barrier (a barrier's waits can go to a newer
+/// operation), so a wait searches only when ``backwardEdges`` or ``pendingBarriers`` is not zero.
 enum DependencyCycles {
     /// Backward edges (dependency created after its dependent) that still hold an operation back.
-    /// Relaxed: it only decides whether a search is worth making.
+    /// Relaxed: searches read it to decide whether one is worth making, and a cycle's edges are
+    /// all in place (under the locks of its operations) before the search that finds it starts.
     static let backwardEdges = Atomic<Int>(0)
 
     /// The newest operation (by serial) that a backward edge ever pointed to. Never decreases;
     /// relaxed like ``backwardEdges``.
     static let newestBackwardDependency = Atomic<UInt64>(0)
 
+    /// Barriers that are in queues and have not left them; relaxed like ``backwardEdges``.
+    static let pendingBarriers = Atomic<Int>(0)
+
     /// The most operations a search on a new backward edge visits.
     static let searchLimit = 2_000
 
     /// The most operations a search on a new forward edge visits (while backward edges exist).
     static let forwardSearchLimit = 32
+
+    /// Whether the graph may hold a cycle at all: every cycle has a backward edge or goes
+    /// through a barrier.
+    static var mayExist: Bool {
+        backwardEdges.load(ordering: .relaxed) > 0 || pendingBarriers.load(ordering: .relaxed) > 0
+    }
 
     /// The dependencies that hold back `operation`: its unfinished dependencies if it is pending
     /// and not cancelled (cancellation makes an operation ignore its dependencies).
@@ -39,15 +62,6 @@ enum DependencyCycles {
             return machine.dependencies
         }
         return dependencies.filter { !$0.isFinished }
-    }
-
-    /// Everything `operation` waits for: its blocking dependencies and, in a queue with pending
-    /// barriers, what the barriers make it wait for (in whichever queue it is).
-    static func waits(of operation: Op) -> [Op] {
-        let queue = operation.withState { $0.lifecycle == .pending ? $0.queue : nil }
-        let dependencies = blockingDependencies(of: operation)
-        guard let queue else { return dependencies }
-        return dependencies + queue.barrierWaits(of: operation)
     }
 
     /// A path from `start` to `target` along blocking dependencies, `start` first and `target`
@@ -73,8 +87,10 @@ enum DependencyCycles {
         return nil
     }
 
-    /// Called after `dependent` started to wait for `dependency`: ends the operations of the cycle
-    /// this closes, if any.
+    // MARK: Finding
+
+    /// Called after `dependent` started to wait for `dependency`: reports the cycle this closes,
+    /// if any.
     static func checkNewEdge(dependent: Op, dependency: Op) {
         let isBackward = dependency.serial > dependent.serial
         if isBackward {
@@ -92,19 +108,92 @@ enum DependencyCycles {
               let path = blockingPath(from: dependency, to: dependent,
                                       limit: isBackward ? searchLimit : forwardSearchLimit) else { return }
         // path: dependency → … → dependent, each waiting for the next; the dependent waits for
-        // the dependency, which closes the loop. List it from the dependent.
-        end(cycle: [dependent] + path.dropLast())
+        // the dependency, which closes the loop.
+        let cycle = [dependent] + path.dropLast()
+        found(DependencyCycle(path: cycle, barrierEdges: Array(repeating: false, count: cycle.count)))
     }
 
-    /// Called before a thread blocks waiting for `operation`: if it is pending, in no queue, and on
-    /// a cycle, the cycle is ended so that the wait returns. (Operations in a queue are covered by
-    /// the queue's stall check.)
-    static func checkBeforeWaiting(for operation: Op) {
-        guard operation.withState({ $0.lifecycle == .pending && !$0.isCancelled && !$0.isEnqueued }) else { return }
-        for cycle in cycles(from: [operation], successors: waits) {
-            end(cycle: cycle)
+    /// Looks for cycles among the waiting operations of a queue that stayed stalled, and watches
+    /// the ones it finds.
+    static func watchCycles(among members: [Op]) {
+        let graph = WaitGraph()
+        for path in cycles(from: members, successors: graph.successors(of:)) {
+            found(graph.cycle(along: path))
         }
     }
+
+    /// Reports `cycle` if it is new and intact, and watches it.
+    ///
+    /// A search reads one operation at a time, so concurrent changes can make it see a cycle that
+    /// never existed at any one moment: the cycle is checked again, with the locks of all its
+    /// operations held, before anything is said about it.
+    static func found(_ cycle: DependencyCycle) {
+        guard LockTable.withLocks(of: cycle.operations, cycle.isIntactLocked) else { return }
+        if CycleWatch.watch(cycle) {
+            OpDiagnostics.report(.dependencyCycle(cycle.error))
+            CycleWatch.armIfEnqueued(cycle.key)
+        }
+    }
+
+    // MARK: Ending
+
+    /// Called before a thread or task waits for `operation`: ends every cycle that it waits for,
+    /// directly or through other operations, so that the wait returns.
+    static func endCycles(reachableFrom operation: Op) {
+        guard mayExist else { return }
+        endCycles(from: [operation])
+    }
+
+    /// Called before a thread or task waits for `queue` to become empty: ends every cycle that a
+    /// member of the queue waits for.
+    static func endCycles(blockingMembersOf queue: OpQueue) {
+        guard mayExist else { return }
+        endCycles(from: queue.operations)
+    }
+
+    /// Ends the cycles reachable from `roots`, searching again after each round: ending one cycle
+    /// of a strongly connected component may leave another.
+    private static func endCycles(from roots: [Op]) {
+        for _ in 0..<64 {
+            let graph = WaitGraph()
+            let paths = cycles(from: roots, successors: graph.successors(of:))
+            if paths.isEmpty { return }
+            var ended = false
+            for path in paths {
+                let cycle = graph.cycle(along: path)
+                found(cycle)
+                ended = end(cycle) || ended
+            }
+            if !ended { return }
+        }
+    }
+
+    /// Ends `cycle` if it is still intact: with the locks of all its operations held, checks every
+    /// edge again, then marks every operation cancelled with the cycle's error at once (so that
+    /// none of them can start in between). After unlocking, it reports the end to
+    /// ``OpDiagnostics`` and lets the operations finish: those in a queue when the queue starts
+    /// them, the others at once. Returns whether it ended the cycle.
+    @discardableResult
+    static func end(_ cycle: DependencyCycle) -> Bool {
+        defer { CycleWatch.forget(cycle.key) }
+        let error = cycle.error
+        let actions: [OpStateMachine.FailAction]? = LockTable.withLocks(of: cycle.operations) {
+            guard cycle.isIntactLocked() else { return nil }
+            return cycle.operations.map { $0.markFailedLocked(with: error) }
+        }
+        guard let actions else { return false }
+        for operation in cycle.operations {
+            operation.deliverChanges()
+        }
+        // Reported before the operations finish, so that whoever waits for them sees the report.
+        OpDiagnostics.report(.dependencyCycleEnded(error))
+        for (operation, action) in zip(cycle.operations, actions) {
+            operation.performFail(action)
+        }
+        return true
+    }
+
+    // MARK: Accounting
 
     /// `count` backward edges stopped holding their dependents back.
     @inline(__always)
@@ -121,46 +210,11 @@ enum DependencyCycles {
         }
     }
 
-    /// Ends every operation of `cycle` with a ``DependencyCycleError`` and reports it.
-    static func end(cycle: [Op]) {
-        // Searches run concurrently: a cycle found from a snapshot may already be broken (one of
-        // its operations started). Every operation of a live cycle is still pending; some may have
-        // been ended by an overlapping cycle already (they keep waiting behind a barrier), and
-        // keep their first error.
-        let isLive = cycle.allSatisfy { operation in
-            operation.withState { $0.lifecycle == .pending }
-        }
-        guard isLive else { return }
-        let error = DependencyCycleError(operations: cycle.map(\.description))
-        // Mark every operation first, then act: ending one operation lets its dependents on the
-        // cycle become ready, and they must already be cancelled by then so that none runs.
-        let actions = cycle.map { operation in (operation, operation.markFailed(with: error)) }
-        let endsSomething = actions.contains { _, action in
-            if case .none = action { return false }
-            return true
-        }
-        // Reported before the operations finish, so that whoever waits for them sees the report.
-        if endsSomething {
-            OpDiagnostics.report(.dependencyCycle(error))
-        }
-        for (operation, action) in actions {
-            operation.performFail(action)
-        }
-        // The operations keep their dependencies, and these form a loop of strong references:
-        // remove the dependencies between them so that they can be released.
-        let members = Set(cycle.map(ObjectIdentifier.init))
-        for operation in cycle {
-            for dependency in operation.dependencies where members.contains(ObjectIdentifier(dependency)) {
-                operation.removeDependency(dependency)
-            }
-        }
-    }
-
     // MARK: Strongly connected components
 
     /// The cycles of the graph reachable from `roots` along `successors`: one cycle per strongly
-    /// connected component of two or more operations, as a path in which each operation depends
-    /// on the next and the last on the first. Iterative (Tarjan's algorithm), so long chains do
+    /// connected component of two or more operations, as a path in which each operation waits for
+    /// the next and the last for the first. Iterative (Tarjan's algorithm), so long chains do
     /// not exhaust the stack.
     static func cycles(from roots: [Op], successors: (Op) -> [Op]) -> [[Op]] {
         var index: [ObjectIdentifier: Int] = [:]
@@ -225,7 +279,7 @@ enum DependencyCycles {
         return components.map { cyclePath(through: $0, edges: edges) }
     }
 
-    /// A simple cycle through the first member of a strongly connected component.
+    /// A simple cycle through the oldest member of a strongly connected component.
     private static func cyclePath(through component: [Op], edges: [ObjectIdentifier: [Op]]) -> [Op] {
         let members = Set(component.map(ObjectIdentifier.init))
         let start = component.min { $0.serial < $1.serial }!
@@ -249,7 +303,7 @@ enum DependencyCycles {
     }
 
     /// The path from the search's start to `end`, following `parents` back from `end`.
-    private static func path(to end: Op, parents: [ObjectIdentifier: Op]) -> [Op] {
+    static func path(to end: Op, parents: [ObjectIdentifier: Op]) -> [Op] {
         var path = [end]
         var current = end
         while let previous = parents[ObjectIdentifier(current)] {

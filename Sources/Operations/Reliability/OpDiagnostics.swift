@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// Where the library reports problems it detected and handled, such as dependency cycles.
+/// Where the library reports problems it detected, such as dependency cycles.
 ///
 /// By default every report is written to standard error. Install your own handler to route the
 /// reports to your logging system:
@@ -17,13 +17,24 @@ import Darwin
 public enum OpDiagnostics {
     /// One report.
     public enum Diagnostic: Sendable, CustomStringConvertible {
-        /// A dependency cycle was found and its operations were ended with the error.
+        /// A dependency cycle was found; nothing was changed. The error names its operations.
+        ///
+        /// Reported once per cycle. The cycle can still be broken: cancel one of its operations or
+        /// remove one of its dependencies. Otherwise it is ended, and reported again as
+        /// ``dependencyCycleEnded(_:)``, when something waits for it, or once all its operations
+        /// are in queues and it has stayed unbroken for ``OpQueue/dependencyCycleGracePeriod``.
         case dependencyCycle(DependencyCycleError)
 
-        /// A line describing the report.
+        /// A dependency cycle was ended: each of its operations was cancelled with the error,
+        /// which its ``Op/error`` now holds, and none of their bodies runs.
+        case dependencyCycleEnded(DependencyCycleError)
+
+        /// A line describing the report, starting with `Operations:`.
         public var description: String {
             switch self {
             case .dependencyCycle(let error):
+                "Operations: dependency cycle found: \(error.loop). Nothing was changed: break it by cancelling one of these operations or removing one of these dependencies (removeDependency(_:)). Otherwise it is ended with a DependencyCycleError when something waits for one of them, or once all of them are in queues and it has stayed unbroken for OpQueue.dependencyCycleGracePeriod."
+            case .dependencyCycleEnded(let error):
                 "Operations: \(error)"
             }
         }

@@ -3,8 +3,9 @@ import Dispatch
 
 /// Runs a ``StressScenario`` and checks it: the driver creates and adds the operations following
 /// the script, adds the back edges of a cycle scenario, resumes every queue, waits (with a hang
-/// guard), then hands the records to ``InvariantChecker`` and checks that every operation was
-/// released and no scenario thread is left.
+/// guard; in a cycle scenario, waiting for the queues is what ends the cycles), then hands the
+/// records to ``InvariantChecker`` and checks that every operation was released and no scenario
+/// thread is left.
 enum StressHarness {
     /// The result of one run.
     struct Outcome {
@@ -14,7 +15,7 @@ enum StressHarness {
         let violations: [String]
         /// Whether the run did not finish within the hang guard.
         let hung: Bool
-        /// Dependency cycles found and ended (cycle scenarios).
+        /// Dependency cycles ended (cycle scenarios).
         var cycleCount = 0
         /// What the run exercised (see ``InvariantChecker/statistics()``).
         var statistics: [String: Int] = [:]
@@ -67,10 +68,18 @@ enum StressHarness {
             applyBackEdges(scenario, run: run, operations: operations, dependencies: &dependencies, violations: &violations)
         }
 
-        // Operations ended by a stalled queue's cycle search are ended after this.
+        // Operations on a dependency cycle are ended after this, by the waits below.
         let resumed = run.recorder.stamp()
         for queue in run.queues {
             queue.isSuspended = false
+        }
+        if !scenario.backEdges.isEmpty {
+            // Waiting for a queue ends the cycles that hold it back (in a helper thread: a hang is
+            // reported by the wait below).
+            let queues = run.queues
+            DispatchQueue.global().async {
+                for queue in queues { queue.waitUntilAllOperationsAreFinished() }
+            }
         }
         let finished = run.pending.wait(timeout: .now() + .seconds(config.hangTimeoutSeconds)) == .success
         if !finished {
@@ -94,11 +103,14 @@ enum StressHarness {
             run.recorder.noteCancellation(of: id, at: resumed)
         }
         if !scenario.backEdges.isEmpty {
-            // Each cycle is reported once.
-            let reports = DiagnosticsRecorder.shared.reports(mentioning: run.token)
-            let expected = cycles.map { "\(OpDiagnostics.Diagnostic.dependencyCycle($0))" }
-            if reports.count != expected.count || Set(reports) != Set(expected) {
-                violations.append("OpDiagnostics got \(reports.count) report(s) \(reports), expected one for each of the \(expected.count) cycle(s) ended: \(expected)")
+            // Each cycle ended is reported ended once, after it was reported found.
+            let ended = DiagnosticsRecorder.shared.cyclesEnded(mentioning: run.token)
+            if ended.count != cycles.count || Set(ended) != cycles {
+                violations.append("OpDiagnostics reported \(ended.count) cycle(s) ended \(ended), expected one for each of the \(cycles.count) cycle(s) ended: \(cycles)")
+            }
+            let found = Set(DiagnosticsRecorder.shared.cyclesFound(mentioning: run.token).map { Set($0.operations) })
+            for cycle in cycles where !found.contains(Set(cycle.operations)) {
+                violations.append("the cycle \(cycle.operations) was ended without being reported found first")
             }
         }
 
@@ -115,15 +127,11 @@ enum StressHarness {
         violations.append(contentsOf: checker.violations())
 
         // Only weak references remain: every finished operation must be released (drainers and
-        // finisher threads may drop their last reference a moment after the end), operations
-        // ended on a dependency cycle included. The only exception is a loop of dependencies left
-        // through an operation that an earlier cycle ended: it keeps its operations, and what they
-        // depend on, alive (see `StressTests.Cycles.aLoopClosedThroughAnEndedOperationIsReleased`,
-        // disabled for that bug).
-        let keptByLoops = scenario.backEdges.isEmpty ? [] : retainedByDependencyLoops(run)
+        // finisher threads may drop their last reference a moment after the end), operations on
+        // dependency cycles and loops of dependencies among finished operations included.
         operations = []
         run.tokens.withLockedValue { $0.removeAll() }
-        let checked = run.references.indices.filter { !keptByLoops.contains($0) }
+        let checked = run.references.indices
         if !eventually(seconds: 10, { checked.allSatisfy { run.references[$0].operation == nil } }) {
             let alive = checked.filter { run.references[$0].operation != nil }
             violations.append("\(alive.count) finished operation(s) not released: \(alive.prefix(10).map { "n\($0) \(scenario.nodes[$0].kind)" })")
@@ -174,90 +182,61 @@ enum StressHarness {
 
     // MARK: Cycles
 
-    /// The operations that a loop of `dependencies` (strong references) keeps alive: the members
-    /// of every loop and everything they (transitively) depend on.
-    private static func retainedByDependencyLoops(_ run: StressRun) -> Set<Int> {
-        let edges = run.references.map { reference -> [Int] in
-            reference.operation?.dependencies.compactMap { run.nodeID(in: $0.description) } ?? []
-        }
-        var retained: Set<Int> = []
-        for node in edges.indices where !retained.contains(node) {
-            // On a loop if it can reach itself.
-            var visited: Set<Int> = []
-            var stack = edges[node]
-            var onLoop = false
-            while let next = stack.popLast() {
-                if next == node { onLoop = true; break }
-                if visited.insert(next).inserted { stack.append(contentsOf: edges[next]) }
-            }
-            if onLoop { retained.formUnion(visited.union([node])) }
-        }
-        // Everything the loops depend on.
-        var stack = Array(retained)
-        while let node = stack.popLast() {
-            for next in edges[node] where retained.insert(next).inserted {
-                stack.append(next)
-            }
-        }
-        return retained
-    }
-
     /// Adds the back edges one by one, every queue still suspended, and checks each against the
-    /// model. An edge whose dependency already waits for its dependent through dependencies (and
-    /// operations not yet ended) closes a cycle: a new backward edge (to a newer operation) must
-    /// end, at once, exactly the operations of one cycle through it; a new forward edge may be
-    /// left to the stalled queue's search (the quick search on forward edges is bounded). Any
-    /// other edge ends nothing now. Cycles that also go through barriers are found once the
-    /// queues stall; the checker verifies them at the end.
+    /// model. No edge ends anything: closing a cycle only reports it. An edge whose dependency
+    /// already waits for its dependent through dependencies closes a cycle: a new backward edge
+    /// (to a newer operation) must be reported at once, as a cycle through it made of
+    /// dependencies of the model (unless that very set of operations was reported before); a new
+    /// forward edge may be left to the stalled queue's search (the quick search on forward edges
+    /// is bounded). Cycles that also go through barriers are found once the queues stall; the
+    /// checker verifies them at the end.
     private static func applyBackEdges(
         _ scenario: StressScenario, run: StressRun, operations: [Op?],
         dependencies: inout [[Int]], violations: inout [String]
     ) {
-        var failed: Set<Int> = []
         let candidates = operations.indices.filter { operations[$0] != nil }
         for edge in scenario.backEdges {
             let dependent = edge.dependent, dependency = edge.dependency
-            let closesCycle = !failed.contains(dependent) && !failed.contains(dependency)
-                && StressScenario.path(from: dependency, to: dependent, dependencies, excluded: failed)
+            let closesCycle = StressScenario.path(from: dependency, to: dependent, dependencies, excluded: [])
             let isBackward = dependency > dependent   // ids follow creation order
-            let stamp = run.recorder.stamp()
+            let reportsBefore = DiagnosticsRecorder.shared.cyclesFound(mentioning: run.token)
             operations[dependent]!.addDependency(operations[dependency]!)
             dependencies[dependent].append(dependency)
-            let ended = candidates.filter { !failed.contains($0) && operations[$0]!.error != nil }
             let edgeText = "\(isBackward ? "backward" : "forward") edge n\(dependent) → n\(dependency)"
-            guard closesCycle, !ended.isEmpty || isBackward else {
-                if !ended.isEmpty {
-                    violations.append("\(edgeText) closes no cycle of dependencies, yet ended \(ended.map { "n\($0)" })")
+            let ended = candidates.filter { operations[$0]!.error != nil || operations[$0]!.isCancelled }
+            if !ended.isEmpty {
+                violations.append("\(edgeText) ended \(ended.map { "n\($0)" }); closing a cycle must change nothing")
+            }
+            let reports = DiagnosticsRecorder.shared.cyclesFound(mentioning: run.token)
+            let newReports = reports.dropFirst(reportsBefore.count)
+            if newReports.count > 1 {
+                violations.append("\(edgeText) was reported \(newReports.count) times: \(Array(newReports))")
+            }
+            for report in newReports {
+                let order = report.operations.map(run.nodeID(in:))
+                guard !order.contains(nil) else {
+                    violations.append("\(edgeText): the report names operations of another run: \(report.operations)")
+                    continue
                 }
-                continue
-            }
-            guard let error = operations[dependent]!.error as? DependencyCycleError else {
-                violations.append("\(edgeText) closes a cycle, but n\(dependent) was not ended with a DependencyCycleError (ended: \(ended.map { "n\($0)" }))")
-                continue
-            }
-            let order = error.operations.map(run.nodeID(in:))
-            guard !order.contains(nil) else {
-                violations.append("\(edgeText): the error names operations of another run: \(error.operations)")
-                continue
-            }
-            let cycle = order.map { $0! }
-            if Set(cycle) != Set(ended) || cycle.count != ended.count {
-                violations.append("\(edgeText): the error names \(cycle.map { "n\($0)" }) but \(ended.map { "n\($0)" }) were ended")
-            }
-            if !cycle.contains(dependent) || !cycle.contains(dependency) {
-                violations.append("\(edgeText): the cycle \(cycle.map { "n\($0)" }) does not go through the new edge")
-            }
-            for (index, node) in cycle.enumerated() where !dependencies[node].contains(cycle[(index + 1) % cycle.count]) {
-                violations.append("\(edgeText): n\(node) does not depend on n\(cycle[(index + 1) % cycle.count]), the next operation of the cycle \(cycle.map { "n\($0)" })")
-            }
-            for node in ended {
-                let operation = operations[node]!
-                if (operation.error as? DependencyCycleError) != error || !operation.isCancelled || operation.isFinished {
-                    violations.append("\(edgeText): n\(node) was ended with \(String(describing: operation.error)), cancelled \(operation.isCancelled), finished \(operation.isFinished) in its suspended queue")
+                let cycle = order.map { $0! }
+                if !closesCycle {
+                    violations.append("\(edgeText) closes no cycle, yet \(cycle.map { "n\($0)" }) was reported")
                 }
-                run.recorder.noteCancellation(of: node, at: stamp)
+                if !cycle.contains(dependent) || !cycle.contains(dependency) {
+                    violations.append("\(edgeText): the cycle \(cycle.map { "n\($0)" }) does not go through the new edge")
+                }
+                for (index, node) in cycle.enumerated() where !dependencies[node].contains(cycle[(index + 1) % cycle.count]) {
+                    violations.append("\(edgeText): n\(node) does not depend on n\(cycle[(index + 1) % cycle.count]), the next operation of the reported cycle \(cycle.map { "n\($0)" })")
+                }
             }
-            failed.formUnion(ended)
+            if closesCycle && isBackward && newReports.isEmpty {
+                // Not reported again only if an earlier report named the same operations (a cycle
+                // is known by its set of operations); such a set holds both ends of the edge.
+                let names = Set([dependent, dependency].map { operations[$0]!.description })
+                if !reportsBefore.contains(where: { names.isSubset(of: $0.operations) }) {
+                    violations.append("\(edgeText) closes a cycle, but it was not reported")
+                }
+            }
         }
     }
 

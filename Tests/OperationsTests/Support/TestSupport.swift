@@ -94,17 +94,33 @@ func check(_ condition: Bool, _ comment: Comment? = nil, sourceLocation: SourceL
 final class DiagnosticsRecorder: Sendable {
     static let shared: DiagnosticsRecorder = {
         let recorder = DiagnosticsRecorder()
-        OpDiagnostics.handler = { recorder.reports.append("\($0)") }
+        OpDiagnostics.handler = { recorder.diagnostics.append($0) }
         return recorder
     }()
 
-    private let reports = EventLog<String>()
+    private let diagnostics = EventLog<OpDiagnostics.Diagnostic>()
 
     private init() {}
 
-    /// The reports that mention `token`.
+    /// The reports (as their descriptions) that mention `token`.
     func reports(mentioning token: String) -> [String] {
-        reports.all.filter { $0.contains(token) }
+        diagnostics.all.map(\.description).filter { $0.contains(token) }
+    }
+
+    /// The cycles reported found whose operations mention `token`.
+    func cyclesFound(mentioning token: String) -> [DependencyCycleError] {
+        diagnostics.all.compactMap { diagnostic in
+            guard case .dependencyCycle(let error) = diagnostic, error.description.contains(token) else { return nil }
+            return error
+        }
+    }
+
+    /// The cycles reported ended whose operations mention `token`.
+    func cyclesEnded(mentioning token: String) -> [DependencyCycleError] {
+        diagnostics.all.compactMap { diagnostic in
+            guard case .dependencyCycleEnded(let error) = diagnostic, error.description.contains(token) else { return nil }
+            return error
+        }
     }
 }
 
