@@ -14,8 +14,9 @@ extension Op {
     ///   never return; it traps with an explanation instead.
     public final func waitUntilFinished() async {
         if withState({ $0.lifecycle == .finished }) { return }
-        if let current = Op.currentTaskOperation {
-            WaitDeadlocks.checkWait(for: self, from: current, in: current.withState { $0.queue })
+        if let current = Op.currentTaskOperation,
+           WaitDeadlocks.check(waitFor: self, holds: .task(running: current)) {
+            return
         }
         DependencyCycles.endCycles(reachableFrom: self)
         await withCheckedContinuation { continuation in

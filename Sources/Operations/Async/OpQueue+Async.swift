@@ -7,8 +7,8 @@ extension OpQueue {
     /// - Important: Awaiting this from one of the queue's own operations could never return; it
     ///   traps with an explanation instead.
     public func waitUntilAllOperationsAreFinished() async {
-        if let current = Op.currentTaskOperation, current.withState({ $0.queue }) === self {
-            WaitDeadlocks.trapWaitForAll(in: self, from: current)
+        if let current = Op.currentTaskOperation {
+            WaitDeadlocks.check(waitForAllIn: self, holds: .task(running: current))
         }
         DependencyCycles.endCycles(blockingMembersOf: self)
         await withCheckedContinuation { continuation in

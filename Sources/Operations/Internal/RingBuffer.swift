@@ -34,6 +34,11 @@ struct RingBuffer<Element> {
         return element
     }
 
+    /// The element at the front, or `nil` when empty.
+    var first: Element? {
+        count > 0 ? storage[head] : nil
+    }
+
     /// The elements from front to back.
     var elements: [Element] {
         var result: [Element] = []

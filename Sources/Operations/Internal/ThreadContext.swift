@@ -24,21 +24,24 @@ struct ThreadContext {
     var queue: Unmanaged<OpQueue>?
     /// The operation whose completion block the thread runs.
     var completingOperation: Unmanaged<Op>?
-    /// The operation that finished and whose dependents the thread is telling: until it is done,
-    /// they cannot start.
+    /// The operation that finished and whose dependents the thread is telling (and whose
+    /// observers run here): until the thread is done, it holds its queue slot and stays in its
+    /// queue.
     var notifyingOperation: Unmanaged<Op>?
     /// The queue whose drainer will ask for the next operation right after the current
     /// notification, so that no drainer needs requesting for it.
     var pollingQueue: Unmanaged<OpQueue>?
-    /// The observer deliveries in progress on this thread, innermost last.
+    /// The observer deliveries of start and finish transitions (and of operations leaving their
+    /// queue) in progress on this thread, innermost last.
     var deliveries: [Delivery] = []
     /// Operations waiting to be released by the ``ReleaseTrampoline``.
     var pendingReleases: [Op] = []
     /// Whether the trampoline is releasing on this thread.
     var isReleasing = false
 
-    /// An observer delivery: handlers run for a change of `operation`, which cannot move on
-    /// until they return.
+    /// An observer delivery: handlers run for a start or finish of `operation`, which cannot move
+    /// on to its next state until they return; or for `operation` leaving its queue, after which
+    /// it completes.
     struct Delivery {
         /// The operation whose change is delivered (for a queue's observers, the operation that
         /// just left it).
@@ -110,16 +113,24 @@ struct ThreadContext {
         return try withExtendedLifetime(operation) { try body() }
     }
 
-    /// Runs `body` while the thread tells the dependents of `operation` that it finished, with
-    /// `pollingQueue` as the queue whose drainer polls next (if any).
+    /// Runs `body` while the thread tells the dependents of `operation` that it finished.
     @inline(__always)
-    static func withNotifying<Result>(_ operation: Op, pollingQueue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
+    static func withNotifying<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
         let context = current
-        let previous = (context.pointee.notifyingOperation, context.pointee.pollingQueue)
+        let previous = context.pointee.notifyingOperation
         context.pointee.notifyingOperation = Unmanaged.passUnretained(operation)
-        context.pointee.pollingQueue = pollingQueue.map(Unmanaged.passUnretained)
-        defer { (context.pointee.notifyingOperation, context.pointee.pollingQueue) = previous }
-        return try withExtendedLifetime((operation, pollingQueue)) { try body() }
+        defer { context.pointee.notifyingOperation = previous }
+        return try withExtendedLifetime(operation) { try body() }
+    }
+
+    /// Runs `body` with `queue` as the queue whose drainer polls right after it.
+    @inline(__always)
+    static func withPollingQueue<Result>(_ queue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = context.pointee.pollingQueue
+        context.pointee.pollingQueue = queue.map(Unmanaged.passUnretained)
+        defer { context.pointee.pollingQueue = previous }
+        return try withExtendedLifetime(queue) { try body() }
     }
 
     /// Runs `body`, which calls the observers of a change of `operation`, as a ``Delivery``.

@@ -44,12 +44,15 @@ final class ObserverRegistry: @unchecked Sendable {
         let property: Int
         let oldValue: Any
         let newValue: Any
+        /// The record's place among every record of this registry (see ``recordCount``).
+        let sequence: UInt64
     }
 
     private let lock = Lock()
     private var entries: [Entry] = []
     private var outbox = RingBuffer<Record>()
     private var isDelivering = false
+    private var recorded: UInt64 = 0
 
     /// Bit `n` is set while property `n` has at least one observer. Read under the owner's state
     /// lock to decide whether a change must be recorded; acquiring so that a new observer's
@@ -96,27 +99,58 @@ final class ObserverRegistry: @unchecked Sendable {
     func record(property: Int, oldValue: Any, newValue: Any) {
         guard observes(property) else { return }
         lock.withLock {
-            outbox.append(Record(property: property, oldValue: oldValue, newValue: newValue))
+            outbox.append(Record(property: property, oldValue: oldValue, newValue: newValue, sequence: recorded))
+            recorded += 1
         }
+    }
+
+    /// How many changes were recorded so far: the sequence number of the next one. Read with the
+    /// owner's state lock held, it marks where the changes of the transition to come begin.
+    var recordCount: UInt64 {
+        lock.withLock { recorded }
     }
 
     /// Delivers queued changes to the handlers, in order. Called with no lock held.
     func deliver(to subject: AnyObject) {
+        deliver(to: subject, heldFrom: nil, hold: nil)
+    }
+
+    /// Delivers the changes of a transition whose action (the body of an operation that starts,
+    /// the rest of a finish) waits on this thread for their handlers, which run inside `hold`.
+    /// The transition's changes begin with sequence number `firstChange`.
+    ///
+    /// Earlier changes still queued are not this thread's to deliver: whoever recorded them will
+    /// deliver them (every thread that records a change delivers afterwards), and with them this
+    /// transition's changes, on a thread that holds nothing up. So this returns at once, and the
+    /// action goes ahead before its handlers run, as when another thread is delivering already.
+    func deliver(to subject: AnyObject, heldFrom firstChange: UInt64, hold: @escaping (() -> Void) -> Void) {
+        deliver(to: subject, heldFrom: Optional(firstChange), hold: hold)
+    }
+
+    private func deliver(to subject: AnyObject, heldFrom firstChange: UInt64?, hold: ((() -> Void) -> Void)?) {
         while true {
             let batch: (records: [Record], entries: [Entry])? = lock.withLock {
                 if isDelivering || outbox.isEmpty { return nil }
+                if let firstChange, let oldest = outbox.first, oldest.sequence < firstChange { return nil }
                 isDelivering = true
                 return (outbox.removeAll(), entries)
             }
             guard let batch else { return }
             for record in batch.records {
-                for entry in batch.entries where entry.property == record.property {
-                    if entry.options.contains(.prior), entry.isActive.load(ordering: .acquiring) {
-                        entry.handler(subject, record, true)
+                let call = {
+                    for entry in batch.entries where entry.property == record.property {
+                        if entry.options.contains(.prior), entry.isActive.load(ordering: .acquiring) {
+                            entry.handler(subject, record, true)
+                        }
+                        if entry.isActive.load(ordering: .acquiring) {
+                            entry.handler(subject, record, false)
+                        }
                     }
-                    if entry.isActive.load(ordering: .acquiring) {
-                        entry.handler(subject, record, false)
-                    }
+                }
+                if let hold {
+                    hold(call)
+                } else {
+                    call()
                 }
             }
             lock.withLock { isDelivering = false }

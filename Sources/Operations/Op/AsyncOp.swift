@@ -125,7 +125,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// Marks the operation finished. Call it exactly once, from any thread, when the work is done
     /// (or has stopped because the operation was cancelled).
     public final func finish() {
-        switch transition({ $0.requestFinish() }) {
+        switch lifecycleTransition({ $0.requestFinish() }) {
         case .success(let finish):
             withState { _ in task = nil }
             performFinish(finish, releasesSlot: true)

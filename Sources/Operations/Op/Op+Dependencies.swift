@@ -39,7 +39,7 @@ extension Op {
             return (result, machine.registry)
         }
         if case .added(let counted) = result {
-            registry?.deliver(to: self)
+            deliver(registry)
             if counted {
                 DependencyCycles.checkNewEdge(dependent: self, dependency: operation)
                 // The quick search may not see a long cycle: let the queue look again if it stalls.
@@ -70,8 +70,9 @@ extension Op {
             }
         }
         guard let action else { return }
-        deliverChanges()
+        // The operation is scheduled before its observers hear of it (see `transitionDeferringDelivery`).
         performReadiness(action)
+        deliverChanges()
         withState { $0.queue }?.rearmStallCheck()
     }
 

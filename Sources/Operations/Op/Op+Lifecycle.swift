@@ -13,13 +13,13 @@ extension Op {
     ///   in a queue (the queue starts it), that is executing, or that is not ready (a dependency has
     ///   not finished; check ``isReady`` first).
     public final func start() {
-        switch transition({ $0.startManually() }) {
+        switch lifecycleTransition({ $0.startManually() }) {
         case .run:
             ThreadContext.withOperation(self) {
                 main()
             }
             if !isAsynchronousStorage {
-                performFinish(transition { $0.finish() }, releasesSlot: false)
+                performFinish(lifecycleTransition { $0.finish() }, releasesSlot: false)
             }
         case .finishWithoutRunning(let finish):
             performFinish(finish, releasesSlot: true)
@@ -46,7 +46,7 @@ extension Op {
 
     /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
     final func runFromQueue(ticket: UInt32) -> QueueRunOutcome {
-        switch transition({ $0.startFromQueue(ticket: ticket) }) {
+        switch lifecycleTransition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
             ThreadContext.queue?.noteStarted(self)
             ThreadContext.withOperation(self) {
@@ -55,7 +55,7 @@ extension Op {
             if isAsynchronousStorage {
                 return .continuesAsynchronously
             }
-            return .finished(completesInDrainer: performFinish(transition { $0.finish() }, releasesSlot: false, inDrainer: true))
+            return .finished(completesInDrainer: performFinish(lifecycleTransition { $0.finish() }, releasesSlot: false, inDrainer: true))
         case .finishWithoutRunning(let finish):
             ThreadContext.queue?.noteStarted(self)
             return .finished(completesInDrainer: performFinish(finish, releasesSlot: false, inDrainer: true))
@@ -118,18 +118,37 @@ extension Op {
     private final func notifyDependents(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool) {
         // A drainer that will ask its queue for the next operation right after this need not
         // have another drainer requested for the dependents that become ready here.
-        ThreadContext.withNotifying(self, pollingQueue: releasesSlot ? nil : finish.queue) {
+        // Every dependent is told and scheduled before any observer hears of it (see
+        // `transitionDeferringDelivery`). A drainer that will ask its queue for the next
+        // operation right after this need not have another drainer requested for the dependents
+        // that become ready here, unless observers are about to run on this thread first. While
+        // they run, the thread context names this operation: it still holds its slot, and leaves
+        // its queue only afterwards.
+        let pollingQueue = releasesSlot ? nil : finish.queue
+        ThreadContext.withNotifying(self) {
             if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
-                dependent.performReadiness(dependent.transition { $0.dependencyFinished() })
+                let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+                ThreadContext.withPollingQueue(registry == nil ? pollingQueue : nil) {
+                    dependent.performReadiness(readiness)
+                }
+                dependent.deliver(registry)
                 return
             }
             var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+            var observed: [(Op, ObserverRegistry)] = []
             for dependent in finish.dependents {
-                if case .schedule(let queue, let schedule) = dependent.transition({ $0.dependencyFinished() }) {
+                let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+                if case .schedule(let queue, let schedule) = readiness {
                     ready.append((dependent, queue, schedule))
                 }
+                if let registry { observed.append((dependent, registry)) }
             }
-            OpQueue.scheduleTogether(ready)
+            ThreadContext.withPollingQueue(observed.isEmpty ? pollingQueue : nil) {
+                OpQueue.scheduleTogether(ready)
+            }
+            for (dependent, registry) in observed {
+                dependent.deliver(registry)
+            }
         }
     }
 

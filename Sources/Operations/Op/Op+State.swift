@@ -27,13 +27,54 @@ extension Op {
     @inline(__always)
     @discardableResult
     final func transition<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let (result, registry) = transitionDeferringDelivery(body)
+        deliver(registry)
+        return result
+    }
+
+    /// Runs a start or finish transition like ``transition(_:)``: its action (running the body,
+    /// finishing) can only follow the delivery, so while the observers of its changes run on this
+    /// thread, the operation is between two states and cannot move on. The thread context records
+    /// that for the wait-deadlock checks (see ``WaitDeadlocks``). If earlier changes are still
+    /// queued, their deliverer delivers these too, and the action goes ahead at once (see
+    /// ``ObserverRegistry/deliver(to:heldFrom:hold:)``).
+    @inline(__always)
+    final func lifecycleTransition<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
+        let stripe = LockTable.stripe(for: self)
+        LockTable.lock(stripe)
+        let registry = machine.registry
+        let firstChange = registry?.recordCount
+        let result = transitionLocked(body)
+        LockTable.unlock(stripe)
+        if let registry, let firstChange {
+            registry.deliver(to: self, heldFrom: firstChange) { handlers in
+                ThreadContext.withDelivery(of: self, handlers)
+            }
+        }
+        return result
+    }
+
+    /// Runs a transition like ``transition(_:)`` but leaves the delivery of its changes to the
+    /// caller, which performs the transition's action first and then calls ``deliver(_:)``.
+    ///
+    /// Observers then run once the operation has moved on (it is on its queue's ready list, its
+    /// task is cancelled), so a handler that waits for it does not hold it up. Changes are still
+    /// delivered in the order they were made: they are queued under the lock.
+    @inline(__always)
+    final func transitionDeferringDelivery<Result>(_ body: (inout OpStateMachine) -> Result) -> (Result, ObserverRegistry?) {
         let stripe = LockTable.stripe(for: self)
         LockTable.lock(stripe)
         let result = transitionLocked(body)
         let registry = machine.registry
         LockTable.unlock(stripe)
+        return (result, registry)
+    }
+
+    /// Calls the observers with the changes queued in `registry`, the operation's registry (if it
+    /// has one).
+    @inline(__always)
+    final func deliver(_ registry: ObserverRegistry?) {
         registry?.deliver(to: self)
-        return result
     }
 
     /// The body of ``transition(_:)``, for callers that already hold the lock (two-operation
@@ -62,8 +103,7 @@ extension Op {
 
     /// Delivers the changes recorded by ``transitionLocked(_:)``. Call with no lock held.
     final func deliverChanges() {
-        let registry = withState { $0.registry }
-        registry?.deliver(to: self)
+        deliver(withState { $0.registry })
     }
 
     /// Runs `body` on `machine`, then `after` with the machine and the result, in one access.

@@ -4,10 +4,16 @@ extension Op {
     /// Blocks the calling thread until the operation is finished and its completion block has
     /// returned.
     ///
+    /// If the operation is on a dependency cycle, or waits for one, the cycle is ended first
+    /// (see ``DependencyCycleError``), so the wait returns.
+    ///
     /// - Important: A wait that could never return traps with an explanation instead of freezing:
     ///   waiting from inside the operation itself, from an operation of a width-1 queue on an
     ///   operation waiting in the same queue, from an operation on an operation that depends on it,
-    ///   or from the main thread on an operation of ``OpQueue/main``.
+    ///   from an observer handler of the operation before it reads as finished (or of an
+    ///   operation it waits for), or from the main thread on an operation of ``OpQueue/main``.
+    ///   From an observer handler of the operation once it reads as finished, or from its own
+    ///   completion block, the wait returns at once.
     ///
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
     @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread")
@@ -15,7 +21,7 @@ extension Op {
         // Finished for good, or finished and running its completion block on this very thread
         // (it would otherwise wait for itself).
         if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return }
-        WaitDeadlocks.checkWait(for: self)
+        if WaitDeadlocks.checkWait(for: self) { return }
         DependencyCycles.endCycles(reachableFrom: self)
         let semaphore = DispatchSemaphore(value: 0)
         let registered = withState { $0.addWaiter { semaphore.signal() } }

@@ -163,7 +163,11 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Changing the priority of an operation that waits in a queue moves it at once.
     public final var queuePriority: QueuePriority {
         get { withState { $0.priority } }
-        set { performReadiness(transition { $0.setPriority(newValue) }) }
+        set {
+            let (action, registry) = transitionDeferringDelivery { $0.setPriority(newValue) }
+            performReadiness(action)
+            deliver(registry)
+        }
     }
 
     /// A closure run once, after the operation finishes (whether it ran or was cancelled).
@@ -195,12 +199,17 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// running: its body should check ``isCancelled`` and return early. Cancelling a finished
     /// operation does nothing.
     open func cancel() {
-        let action = transition { $0.cancel() }
-        guard action.didCancel else { return }
-        if action.wasExecuting {
-            didCancelWhileExecuting()
+        // Observers hear of the cancellation once it has taken effect (see
+        // `transitionDeferringDelivery`): an observer that waits for the operation then does not
+        // keep it from being scheduled, or its task from being cancelled.
+        let (action, registry) = transitionDeferringDelivery { $0.cancel() }
+        if action.didCancel {
+            if action.wasExecuting {
+                didCancelWhileExecuting()
+            }
+            performReadiness(action.readiness)
         }
-        performReadiness(action.readiness)
+        deliver(registry)
     }
 
     /// Called once, after the lock is released, when an executing operation is cancelled.

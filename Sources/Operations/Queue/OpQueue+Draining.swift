@@ -32,19 +32,35 @@ extension OpQueue {
         while true {
             // One lock acquisition per operation: the one that just finished leaves, its slot is
             // given back, and the next one is taken.
-            let (next, left, stallCheck, discarded) = withLock {
+            let step: DrainStep = withLock {
                 let left = leaving.map { leaveLocked($0, callerWillPoll: true) }
+                if let left, left.changes.recorded {
+                    // Observers learn of the leaving before this drainer takes another operation,
+                    // so that nothing of the queue is held up by this thread while they run (a
+                    // handler may wait for the queue): the slot goes back now, and another drainer
+                    // is requested if more can start.
+                    return DrainStep(next: nil, left: left, requestsDrainer: machine.releaseSlot(),
+                                     stallCheck: nil, discarded: machine.takeDiscarded())
+                }
                 let next = machine.next(releasingSlot: releasing)
                 let discarded = machine.takeDiscarded()   // released below, outside the lock
-                if case .stop = next { return (next, left, machine.stallCheckIfNeeded(), discarded) }
-                return (next, left, nil, discarded)
+                if case .stop = next {
+                    return DrainStep(next: next, left: left, requestsDrainer: false,
+                                     stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
+                }
+                return DrainStep(next: next, left: left, requestsDrainer: false, stallCheck: nil, discarded: discarded)
             }
-            withExtendedLifetime(discarded) {}
-            if let left, let leaving {
+            withExtendedLifetime(step.discarded) {}
+            if step.requestsDrainer { startDrainer() }
+            if let left = step.left, let leaving {
                 performLeaving(left, completing: leaving)
             }
             leaving = nil
-            if let stallCheck { scheduleStallCheck(generation: stallCheck) }
+            if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
+            guard let next = step.next else {
+                releasing = false   // given back with the leaving
+                continue
+            }
             guard case .run(let entry, let requestDrainer) = next else { return }
             if requestDrainer { startDrainer() }
             switch entry.operation.runFromQueue(ticket: entry.ticket) {
@@ -58,14 +74,37 @@ extension OpQueue {
             }
             if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0,
                DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
-                // Let other queues' jobs have this worker; the slot goes back and another drainer
-                // is requested if work remains.
-                if let leaving {
-                    performLeaving(withLock { leaveLocked(leaving, callerWillPoll: false) }, completing: leaving)
-                }
-                if releasing { releaseSlot(of: entry.operation) }
+                // Let other queues' jobs have this worker: the operation that finished leaves, the
+                // slot goes back (in one lock acquisition, before any observer runs), and another
+                // drainer is requested if work remains.
+                yield(leaving: leaving, releasingSlot: releasing)
                 return
             }
         }
+    }
+
+    /// A drainer stops: `leaving` (if any) leaves the queue, the slot goes back if
+    /// `releasingSlot`, and another drainer is requested if more can start.
+    private final func yield(leaving: Op?, releasingSlot: Bool) {
+        let (left, requestsDrainer) = withLock {
+            let left = leaving.map { leaveLocked($0, callerWillPoll: false) }
+            return (left, releasingSlot ? machine.releaseSlot() : machine.requestDrainerIfNeeded())
+        }
+        if requestsDrainer { startDrainer() }
+        if let left, let leaving {
+            performLeaving(left, completing: leaving)
+        }
+    }
+
+    /// What a drainer does after one acquisition of the queue's lock.
+    private struct DrainStep {
+        /// What to run next; `nil` to deliver `left` and ask again.
+        var next: OpQueueStateMachine.NextAction?
+        /// What the operation that finished last asks for, now that it has left.
+        var left: Leaving?
+        /// Whether another drainer was requested.
+        var requestsDrainer: Bool
+        var stallCheck: UInt64?
+        var discarded: [ReadyLists.Entry]
     }
 }

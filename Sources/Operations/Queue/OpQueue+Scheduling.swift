@@ -112,7 +112,12 @@ extension OpQueue {
         if let stallCheck = leaving.stallCheck { scheduleStallCheck(generation: stallCheck) }
         progress.operationFinished()
         if leaving.action.requestDrainer { startDrainer() }
-        if leaving.changes.recorded { registryDeliver() }
+        if leaving.changes.recorded {
+            // The operation has left, but it completes only after the handlers return.
+            ThreadContext.withDelivery(of: completing, hasLeftQueue: true) {
+                registryDeliver()
+            }
+        }
         completing.complete(leaving: nil)
         for waiter in leaving.action.waiters {
             waiter()

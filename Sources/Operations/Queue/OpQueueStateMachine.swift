@@ -213,6 +213,11 @@ struct OpQueueStateMachine {
     }
 
     /// Requests a drainer if an operation could start and no requested drainer is on its way.
+    mutating func requestDrainerIfNeeded() -> Bool {
+        requestDrainerIfNeeded(callerWillPoll: false)
+    }
+
+    /// Requests a drainer if an operation could start and no requested drainer is on its way.
     /// A caller that will poll (a drainer finishing an operation of this queue) counts as one.
     private mutating func requestDrainerIfNeeded(callerWillPoll: Bool) -> Bool {
         guard canStartMore, pendingDrainers == 0, !callerWillPoll else { return false }

@@ -182,13 +182,14 @@ enum DependencyCycles {
             return cycle.operations.map { $0.markFailedLocked(with: error) }
         }
         guard let actions else { return false }
-        for operation in cycle.operations {
-            operation.deliverChanges()
-        }
-        // Reported before the operations finish, so that whoever waits for them sees the report.
+        // Reported before the operations finish, so that whoever waits for them sees the report;
+        // observers hear of the end once it has taken effect.
         OpDiagnostics.report(.dependencyCycleEnded(error))
         for (operation, action) in zip(cycle.operations, actions) {
             operation.performFail(action)
+        }
+        for operation in cycle.operations {
+            operation.deliverChanges()
         }
         return true
     }

@@ -13,8 +13,8 @@ final class WaitGraph {
     /// The barrier successors of each operation visited.
     private var barrierSuccessors: [ObjectIdentifier: [Op]] = [:]
     /// Operations that count as unfinished even if they read as finished: the calling thread
-    /// holds them up (it tells their dependents, or runs their observers), so what waits for
-    /// them cannot start until it returns.
+    /// holds them up (it runs the observers of their finish, before their dependents are told),
+    /// so what waits for them cannot start until it returns.
     private let heldUp: Set<ObjectIdentifier>
 
     /// A graph in which `heldUp` operations count as unfinished.
