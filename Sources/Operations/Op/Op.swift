@@ -158,6 +158,17 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         set { withState { $0.qualityOfService = newValue } }
     }
 
+    /// The thread priority for ``main()``, from 0.0 to 1.0 (0.5 by default), kept so that code
+    /// ported from Foundation compiles.
+    ///
+    /// Apple deprecated it in favour of ``qualityOfService``. The library keeps the value but
+    /// does not apply it: its worker pool runs all work at one thread priority.
+    @available(*, deprecated, message: "Use qualityOfService; threadPriority is kept but has no effect")
+    public final var threadPriority: Double {
+        get { withState { $0.threadPriority } }
+        set { withState { $0.threadPriority = newValue } }
+    }
+
     /// Where the operation's queue starts it among the operations that are ready together.
     ///
     /// Changing the priority of an operation that waits in a queue moves it at once.

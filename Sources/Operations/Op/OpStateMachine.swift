@@ -101,6 +101,7 @@ struct OpStateMachine {
         var waiters: [@Sendable () -> Void] = []
         var name: String?
         var qualityOfService: DispatchQoS.QoSClass = .default
+        var threadPriority = 0.5
         var registry: ObserverRegistry?
         /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
         var dependencySet: Set<ObjectIdentifier>?
@@ -166,6 +167,12 @@ struct OpStateMachine {
     var name: String? {
         get { extras?.name }
         set { if newValue != nil || extras != nil { ensureExtras().name = newValue } }
+    }
+
+    /// The operation's thread priority, kept but not applied (kept here to share the lock).
+    var threadPriority: Double {
+        get { extras?.threadPriority ?? 0.5 }
+        set { ensureExtras().threadPriority = newValue }
     }
 
     /// The operation's quality of service (kept here to share the lock).

@@ -20,6 +20,8 @@ import Synchronization
 /// threads when operations block, so a queue of width N really runs N operations at once.
 ///
 /// A queue with work keeps itself alive; a queue with no work and no references is released.
+///
+/// Queues are `Equatable` and `Hashable` by identity, as `NSObject`s are.
 open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue` and
     // `storedQualityOfService` are only touched with `lock` held; `registry` and `progress` are
@@ -88,10 +90,12 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     public static let main = OpQueue(mainQueue: ())
 
     /// The queue that started the operation the calling thread (or, in the `async` body of an
-    /// ``AsyncOp``, the current task) is running, or `nil` outside operations of a queue.
+    /// ``AsyncOp``, the current task) is running; ``main`` on the main thread (or in a block of
+    /// the main Dispatch queue) outside such an operation, as in Foundation; `nil` elsewhere.
     public static var current: OpQueue? {
         if let queue = ThreadContext.queue { return queue }
-        return Op.currentTaskOperation?.withState { $0.queue }
+        if let queue = Op.currentTaskOperation?.withState({ $0.queue }) { return queue }
+        return WaitDeadlocks.isOnMainQueueOrThread ? main : nil
     }
 
 
