@@ -172,9 +172,9 @@ import Testing
         check(machine.takeCompletionBlock() != nil)
         check(machine.completionBlock == nil)
         check(machine.addWaiter {})
-        let waiters = machine.complete(serial: 0)
+        let (waiters, queue) = machine.complete(serial: 0)
         check(waiters.count == 2)
-        check(machine.queue == nil)
+        check(queue == nil && machine.queue == nil)
         check(!machine.addWaiter {})
     }
 

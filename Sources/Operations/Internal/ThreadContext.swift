@@ -34,6 +34,8 @@ struct ThreadContext {
     /// The observer deliveries of start and finish transitions (and of operations leaving their
     /// queue) in progress on this thread, innermost last.
     var deliveries: [Delivery] = []
+    /// The pool worker that this thread is, if it is one.
+    var worker: Unmanaged<Worker>?
     /// Operations waiting to be released by the ``ReleaseTrampoline``.
     var pendingReleases: [Op] = []
     /// Whether the trampoline is releasing on this thread.

@@ -160,7 +160,8 @@ extension Op {
             queue.leave(self)
             return
         }
-        let waiters = withState { $0.complete(serial: serial) }
+        let (waiters, left) = withState { $0.complete(serial: serial) }
+        withExtendedLifetime(left) {}   // released outside the lock: it may be the last reference
         for waiter in waiters {
             waiter()
         }

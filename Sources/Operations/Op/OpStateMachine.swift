@@ -555,17 +555,18 @@ struct OpStateMachine {
 
     /// The completion block has returned (or there was none) and the operation has left its
     /// queue: it is finished for good. Its dependencies newer than itself (its serial number is
-    /// `serial`) are settled. Returns the waiters to release.
-    mutating func complete(serial: UInt64) -> [@Sendable () -> Void] {
+    /// `serial`) are settled. Returns the waiters to release, and the queue, which the storage
+    /// releases after unlocking.
+    mutating func complete(serial: UInt64) -> (waiters: [@Sendable () -> Void], queue: OpQueue?) {
         precondition(lifecycle == .finishing, "Internal inconsistency: complete() in \(lifecycle)")
         lifecycle = .finished
         if hasNewerDependency {
             settleDependencies(newerThan: serial)
         }
-        let waiters = self.waiters
+        let result = (waiters, queue)
         extras?.waiters = []
         queue = nil
-        return waiters
+        return result
     }
 
     /// Holds the dependencies newer than the operation (whose serial number is `serial`) weakly

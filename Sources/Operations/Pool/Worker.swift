@@ -9,10 +9,11 @@ import Musl
 import Darwin
 #endif
 
-/// One pool thread's record: how to wake it, and how to tell whether it is blocked.
+/// One pool thread's record: how to wake it, whether it makes progress, and what the scheduler
+/// says it is doing.
 final class Worker: @unchecked Sendable {
     // @unchecked Sendable: `isRetired` is written and read only by the worker's own thread;
-    // the other members are immutable or thread-safe.
+    // `progress` is atomic; the other members are immutable or thread-safe.
 
     /// Signalled once for each job handed to this worker while it was idle.
     let wakeup = DispatchSemaphore(value: 0)
@@ -20,28 +21,25 @@ final class Worker: @unchecked Sendable {
     /// Set by the worker's own thread when it leaves the pool.
     var isRetired = false
 
-    /// How many jobs the worker has taken. The monitor counts a sleeping worker as blocked only if
-    /// this did not change since its last look (a worker between two jobs may sleep on a lock for
-    /// a moment). Relaxed: a progress hint only.
-    let jobsTaken = Atomic<UInt64>(0)
+    /// Counts what the worker got done: jobs taken and finished, and operations finished by a
+    /// draining job while other jobs wait. The monitor reads it to tell a worker that makes
+    /// progress from one stuck in a job. Written only by the worker's own thread; relaxed: a
+    /// progress hint, nothing is published through it.
+    let progress = Atomic<UInt64>(0)
 
-    /// `/proc/self/task/<tid>/stat`, which tells the thread's scheduler state (Linux).
-    private let statPath: [CChar]?
+    /// Where the thread's scheduler state is read from.
+    private let reader: SchedulerStateReader
 
-    /// Must be created on the worker's own thread.
-    init() {
-        #if os(Linux)
-        var buffer = [CChar](repeating: 0, count: 64)
-        let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
-        if length > 0 {
-            let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            statPath = Array("/proc/\(link)/stat".utf8CString)
-        } else {
-            statPath = nil
-        }
-        #else
-        statPath = nil
-        #endif
+    /// Must be created on the worker's own thread. With `readsSchedulerState` false, the state
+    /// is never read (as where the system does not tell it).
+    init(readsSchedulerState: Bool) {
+        reader = readsSchedulerState ? SchedulerStateReader.forCurrentThread() : .unavailable
+    }
+
+    /// Notes progress (called by the worker's own thread only).
+    @inline(__always)
+    func noteProgress() {
+        progress.store(progress.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
     /// What the scheduler says the thread is doing.
@@ -54,21 +52,9 @@ final class Worker: @unchecked Sendable {
         case unknown
     }
 
-    /// The thread's scheduler state, read from `/proc` (Linux); `.unknown` elsewhere.
+    /// The thread's scheduler state, from `/proc` (Linux) or Mach (Apple platforms); `.unknown`
+    /// where neither can be read.
     var schedulerState: SchedulerState {
-        guard let statPath else { return .unknown }
-        let descriptor = open(statPath, O_RDONLY)
-        guard descriptor >= 0 else { return .unknown }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 256)
-        let count = read(descriptor, &bytes, bytes.count)
-        guard count > 0 else { return .unknown }
-        // "tid (name) S ...": the state follows the last ")" (the name may contain any character).
-        guard let close = bytes[..<count].lastIndex(of: UInt8(ascii: ")")), close + 2 < count else { return .unknown }
-        switch bytes[close + 2] {
-        case UInt8(ascii: "R"): return .runnable
-        case UInt8(ascii: "S"), UInt8(ascii: "D"): return .blocked
-        default: return .unknown
-        }
+        reader.currentState()
     }
 }

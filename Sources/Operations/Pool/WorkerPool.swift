@@ -17,13 +17,25 @@ import Darwin
 ///
 /// - A job is handed to an idle worker if there is one (most recently idle first).
 /// - Otherwise, while fewer threads than cores exist, a new thread is started at once.
-/// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at what the scheduler says
-///   each worker is doing (`/proc/self/task/<tid>/stat` on Linux); a worker counts as blocked when
-///   it sleeps in the same job as at the previous look. If fewer workers than cores are doing CPU
-///   work while jobs wait, the others are blocked (sleeping, waiting on I/O), and it
-///   starts more threads (see ``WorkerPool/threadsToAdd(load:threads:starting:pending:cores:limit:)``),
-///   up to ``WorkerPool/maximumThreadCount``. While the cores are busy, it looks less often.
+/// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at each worker.
+///   - Where the scheduler tells what a thread is doing (`/proc/self/task/<tid>/stat` on Linux,
+///     Mach `thread_info` on Apple platforms), a worker counts as blocked when it sleeps in the
+///     same job as at the previous look. If fewer workers than cores are doing CPU work while
+///     jobs wait, the others are blocked (sleeping, waiting on I/O), and it starts more threads
+///     (see ``WorkerPool/threadsToAdd(load:threads:starting:pending:cores:limit:)``).
+///   - Where it cannot tell (a restricted `/proc`, other systems, or
+///     `OPERATIONS_SCHEDULER_STATE=unavailable` in the environment), the pool decides from
+///     progress: it adds one thread only when jobs wait and no worker got anything done (a job
+///     or an operation finished) since the previous look. A backlog of short CPU-bound
+///     operations makes progress all the time and keeps about one thread per core; work that
+///     blocks makes none and gets a thread per look, within milliseconds.
+///
+///   Never beyond ``WorkerPool/maximumThreadCount``. While the cores are busy, it looks less
+///   often.
 /// - Threads above the core count that stay idle for ``WorkerPool/idleTimeout`` exit.
+/// - When the pool is at its limit and every worker has been blocked for over a second while
+///   jobs wait, it reports it once to ``OpDiagnostics``, naming the operations that hold the
+///   workers.
 ///
 /// Jobs are plain closures; the pool never holds its lock while running one.
 final class WorkerPool: @unchecked Sendable {
@@ -51,6 +63,19 @@ final class WorkerPool: @unchecked Sendable {
     /// deciding whether to yield; relaxed because nothing is published through it).
     let pendingJobs = Atomic<Int>(0)
 
+    /// Whether the workers' scheduler states are read (see ``SchedulerStateReader/isAllowed``).
+    let readsSchedulerState: Bool
+
+    /// How long every worker must stay blocked, with the pool at its limit and jobs waiting,
+    /// before it is reported.
+    let exhaustionReportDelay: Duration
+
+    /// Names the operations that hold the workers, for the report.
+    private let describeHolders: @Sendable () -> [String]
+
+    /// Where the report goes.
+    private let report: @Sendable (OpDiagnostics.Diagnostic) -> Void
+
     private let lock = Lock()
     // Unchecked exclusivity on the hot path, checked in the checked build (see `Lock.swift`).
     #if OPERATIONS_INTERNAL_CHECKS
@@ -71,7 +96,15 @@ final class WorkerPool: @unchecked Sendable {
         var monitorSleeping = false
     }
 
-    init(coreCount: Int = WorkerPool.detectCoreCount(), maximumThreadCount: Int? = nil) {
+    init(coreCount: Int = WorkerPool.detectCoreCount(), maximumThreadCount: Int? = nil,
+         readsSchedulerState: Bool = SchedulerStateReader.isAllowed,
+         exhaustionReportDelay: Duration = .seconds(1),
+         describeHolders: @escaping @Sendable () -> [String] = { QueueRegistry.operationsOnWorkerPool().map(\.description) },
+         report: @escaping @Sendable (OpDiagnostics.Diagnostic) -> Void = { OpDiagnostics.report($0) }) {
+        self.readsSchedulerState = readsSchedulerState
+        self.exhaustionReportDelay = exhaustionReportDelay
+        self.describeHolders = describeHolders
+        self.report = report
         self.coreCount = max(1, coreCount)
         if let maximumThreadCount {
             self.maximumThreadCount = max(self.coreCount, maximumThreadCount)
@@ -132,18 +165,22 @@ final class WorkerPool: @unchecked Sendable {
     // MARK: Workers
 
     private func workerLoop() {
-        let worker = Worker()
+        let worker = Worker(readsSchedulerState: readsSchedulerState)
         lock.withLock {
             state.workers[ObjectIdentifier(worker)] = worker
             state.startingThreads -= 1
         }
+        // Alive as long as this loop: the thread's context may name it without retaining it.
+        ThreadContext.current.pointee.worker = Unmanaged.passUnretained(worker)
+        defer { ThreadContext.current.pointee.worker = nil }
         while true {
             lock.lock()
             if let job = state.jobs.popFirst() {
                 lock.unlock()
-                worker.jobsTaken.add(1, ordering: .relaxed)
+                worker.noteProgress()
                 pendingJobs.subtract(1, ordering: .relaxed)
                 job()
+                worker.noteProgress()
                 continue
             }
             state.idleWorkers.append(worker)
@@ -183,11 +220,21 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
+    /// A job that keeps a worker for long (a drainer running operations one after another) notes
+    /// that it got something done, so that the monitor does not take the worker for stuck. Cheap:
+    /// a plain store to the calling worker's record; nothing outside the pool's threads.
+    @inline(__always)
+    static func noteProgress() {
+        ThreadContext.current.pointee.worker?._withUnsafeGuaranteedRef { $0.noteProgress() }
+    }
+
     // MARK: Monitor
 
     private func monitorLoop() {
         var interval = WorkerPool.stallInterval
-        var lastJobsTaken: [ObjectIdentifier: UInt64] = [:]
+        var lastProgress: [ObjectIdentifier: UInt64] = [:]
+        var lastLook = (cpu: WorkerPool.processCPUTime(), wall: DispatchTime.now().uptimeNanoseconds)
+        var exhaustion = ExhaustionWatch()
         while true {
             let workers: [Worker]? = lock.withLock {
                 if state.jobs.isEmpty || !state.idleWorkers.isEmpty {
@@ -198,43 +245,82 @@ final class WorkerPool: @unchecked Sendable {
             }
             guard let workers else {
                 interval = WorkerPool.stallInterval
+                exhaustion = ExhaustionWatch()
                 monitorWakeup.wait()
+                lastLook = (WorkerPool.processCPUTime(), DispatchTime.now().uptimeNanoseconds)
                 continue
             }
             // Give the waiting jobs a moment: a worker about to finish may take them.
             sleep(for: interval)
             var load = Load()
-            var jobsTaken: [ObjectIdentifier: UInt64] = [:]
+            var progress: [ObjectIdentifier: UInt64] = [:]
             for worker in workers {
                 let id = ObjectIdentifier(worker)
-                let taken = worker.jobsTaken.load(ordering: .relaxed)
-                jobsTaken[id] = taken
+                let done = worker.progress.load(ordering: .relaxed)
+                progress[id] = done
+                let moved = lastProgress[id] != done
+                if moved { load.madeProgress = true }
                 switch worker.schedulerState {
                 case .runnable:
                     load.runnableWorkers += 1
-                case .blocked where lastJobsTaken[id] == taken:
+                case .blocked where !moved:
                     load.blockedWorkers += 1   // asleep in the same job as last time: blocked
                 case .blocked:
                     load.runnableWorkers += 1  // between jobs: count it as busy
                 case .unknown:
                     load.unknownWorkers += 1
+                    if !moved { load.stuckWorkers += 1 }
                 }
             }
-            lastJobsTaken = jobsTaken
-            let spawnCount: Int = lock.withLock {
-                guard !state.jobs.isEmpty, state.idleWorkers.isEmpty else { return 0 }
+            lastProgress = progress
+            let now = (cpu: WorkerPool.processCPUTime(), wall: DispatchTime.now().uptimeNanoseconds)
+            if let cpu = now.cpu, let lastCPU = lastLook.cpu, now.wall > lastLook.wall {
+                load.busyCores = Double(cpu &- lastCPU) / Double(now.wall - lastLook.wall)
+            }
+            lastLook = now
+            let (spawnCount, isExhausted): (Int, Bool) = lock.withLock {
+                guard !state.jobs.isEmpty, state.idleWorkers.isEmpty else { return (0, false) }
                 let count = WorkerPool.threadsToAdd(
                     load: load, threads: state.threadCount, starting: state.startingThreads,
                     pending: state.jobs.count, cores: coreCount, limit: maximumThreadCount)
                 state.threadCount += count
                 state.startingThreads += count
-                return count
+                let everyWorkerBlocked = load.blockedWorkers + load.stuckWorkers == workers.count
+                return (count, state.threadCount >= maximumThreadCount && everyWorkerBlocked)
             }
             // Back off while the cores are busy with work that does not block.
             interval = spawnCount > 0 ? WorkerPool.stallInterval : min(interval * 2, WorkerPool.maximumStallInterval)
             for _ in 0..<spawnCount {
                 startWorker()
             }
+            if exhaustion.note(isExhausted, after: exhaustionReportDelay) {
+                report(.workerPoolExhausted(threads: workers.count, operations: describeHolders()))
+            }
+        }
+    }
+
+    /// Tells when the pool has been exhausted (at its limit, every worker blocked, jobs waiting)
+    /// for long enough to report it, once per episode.
+    struct ExhaustionWatch {
+        private var since: ContinuousClock.Instant?
+        private var reported = false
+
+        /// Notes whether the pool is exhausted now; returns `true` once the episode has lasted
+        /// `delay`, the first time.
+        mutating func note(_ isExhausted: Bool, after delay: Duration) -> Bool {
+            guard isExhausted else {
+                since = nil
+                reported = false
+                return false
+            }
+            let now = ContinuousClock.now
+            guard let since else {
+                self.since = now
+                return false
+            }
+            guard !reported, now - since >= delay else { return false }
+            reported = true
+            return true
         }
     }
 
@@ -242,41 +328,66 @@ final class WorkerPool: @unchecked Sendable {
     struct Load {
         /// Workers running or waiting for a core: doing CPU work.
         var runnableWorkers = 0
-        /// Workers sleeping or waiting on I/O.
+        /// Workers sleeping or waiting on I/O in the same job as at the previous look.
         var blockedWorkers = 0
-        /// Workers whose state could not be read (not Linux, or `/proc` unavailable).
+        /// Workers whose state could not be read.
         var unknownWorkers = 0
+        /// Workers whose state could not be read and that got nothing done since the previous look.
+        var stuckWorkers = 0
+        /// Whether any worker got something done (took or finished a job, finished an operation)
+        /// since the previous look.
+        var madeProgress = false
+        /// How many cores the whole process kept busy since the previous look.
+        var busyCores = 0.0
     }
 
     /// How many threads to add when jobs are waiting and no worker is idle.
     ///
-    /// The scheduler's own view decides: a worker that is running or waiting for a core is doing
-    /// CPU work (even if other processes leave it little CPU), a sleeping one is blocked. Nothing
-    /// is added while threads are still starting, or while at least one worker per core is doing
-    /// CPU work: more threads would only share the same cores. When every worker is blocked, the
-    /// blocked ones are matched one for one (so a pool whose work all blocks doubles each
-    /// interval) or the waiting jobs are covered, whichever is more; otherwise one thread is added
-    /// per core left idle. Workers whose state is unknown count as doing CPU work, except that one
-    /// thread is added at a time when every state is unknown. At most ``maximumGrowthPerInterval``
-    /// at once, and never beyond `limit`.
+    /// Nothing is added while threads are still starting. Where the scheduler's view is known, it
+    /// decides: a worker that is running or waiting for a core is doing CPU work (even if other
+    /// processes leave it little CPU), a sleeping one is blocked. Nothing is added while at least
+    /// one worker per core is doing CPU work: more threads would only share the same cores. When
+    /// every worker is blocked, the blocked ones are matched one for one (so a pool whose work all
+    /// blocks doubles each interval) or the waiting jobs are covered, whichever is more;
+    /// otherwise one thread is added per core left idle.
+    ///
+    /// Where some worker's state cannot be read, progress decides: one thread is added only if no
+    /// worker got anything done since the previous look. A long CPU-bound operation looks stuck as
+    /// well, so above ``cpuBoundThreadsPerCore`` threads per core a thread is added only while the
+    /// process leaves a core idle.
+    ///
+    /// At most ``maximumGrowthPerInterval`` at once, and never beyond `limit`.
     static func threadsToAdd(load: Load, threads: Int, starting: Int, pending: Int, cores: Int, limit: Int) -> Int {
         guard pending > 0, starting == 0 else { return 0 }
         let wanted: Int
-        if load.unknownWorkers > 0 && load.runnableWorkers == 0 && load.blockedWorkers == 0 {
+        if load.unknownWorkers > 0 {
+            guard !load.madeProgress else { return 0 }
+            if threads >= cores * cpuBoundThreadsPerCore, load.busyCores >= Double(cores) - 0.5 { return 0 }
             wanted = 1
         } else {
-            let busy = load.runnableWorkers + load.unknownWorkers
+            let busy = load.runnableWorkers
             guard busy < cores else { return 0 }
             wanted = busy == 0 ? max(load.blockedWorkers, pending, 1) : cores - busy
         }
         return max(0, min(wanted, maximumGrowthPerInterval, limit - threads))
     }
 
+    /// Where states cannot be read, the threads per core beyond which the pool grows only while
+    /// a core is idle.
+    static let cpuBoundThreadsPerCore = 4
+
     /// The most threads added in one stall interval.
     static let maximumGrowthPerInterval = 64
 
     /// The longest the monitor waits between looks while the cores are busy.
     static let maximumStallInterval: Duration = .milliseconds(8)
+
+    /// The CPU time the whole process has used, in nanoseconds, if the system tells it.
+    static func processCPUTime() -> UInt64? {
+        var time = timespec()
+        guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time) == 0 else { return nil }
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
 
     private func sleep(for duration: Duration) {
         let (seconds, attoseconds) = duration.components

@@ -72,13 +72,16 @@ extension OpQueue {
             case .continuesAsynchronously:
                 releasing = false
             }
-            if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0,
-               DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
-                // Let other queues' jobs have this worker: the operation that finished leaves, the
+            if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
+                // Jobs wait: tell the pool's monitor this worker gets things done, and after a
+                // slice let other queues' jobs have it: the operation that finished leaves, the
                 // slot goes back (in one lock acquisition, before any observer runs), and another
                 // drainer is requested if work remains.
-                yield(leaving: leaving, releasingSlot: releasing)
-                return
+                WorkerPool.noteProgress()
+                if DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
+                    yield(leaving: leaving, releasingSlot: releasing)
+                    return
+                }
             }
         }
     }

@@ -69,6 +69,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Creates a queue with the default width, not suspended.
     public init() {
         isMainQueue = false
+        QueueRegistry.register(self)
     }
 
     private init(mainQueue: ()) {
@@ -77,6 +78,20 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         storedUnderlyingQueue = DispatchQueue.main
         storedQualityOfService = .userInteractive
         _ = machine.setMaxConcurrentOperationCount(1)
+        QueueRegistry.register(self)
+    }
+
+    deinit {
+        QueueRegistry.unregister(self)
+    }
+
+    /// The synchronous operations executing in this queue if it runs on the worker pool (see
+    /// ``QueueRegistry/operationsOnWorkerPool()``).
+    final func operationsHoldingWorkers() -> [Op] {
+        withLock {
+            guard storedUnderlyingQueue == nil else { return [] }
+            return machine.members.elements.filter { $0.isExecuting && !$0.isAsynchronous }
+        }
     }
 
     /// The queue that runs its operations one at a time on `DispatchQueue.main`, interleaved

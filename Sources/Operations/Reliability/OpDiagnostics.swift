@@ -29,9 +29,21 @@ public enum OpDiagnostics {
         /// which its ``Op/error`` now holds, and none of their bodies runs.
         case dependencyCycleEnded(DependencyCycleError)
 
+        /// The library's worker pool reached its thread limit, and every one of its `threads` has
+        /// been blocked for over a second while work waits: every queue that runs on the pool is
+        /// stalled until one of them returns. `operations` names the executing operations of
+        /// those queues, which hold the threads.
+        ///
+        /// Reported once, until the pool recovers. Operations that block their thread (sleeping,
+        /// waiting on a lock, a semaphore or another operation) hold a thread each; write work that
+        /// waits as an ``AsyncOp``, or raise the limit with `OPERATIONS_MAX_THREADS`.
+        case workerPoolExhausted(threads: Int, operations: [String])
+
         /// A line describing the report, starting with `Operations:`.
         public var description: String {
             switch self {
+            case .workerPoolExhausted(let threads, let operations):
+                "Operations: all \(threads) threads of the worker pool have been blocked for over a second while work waits, and the pool is at its limit: every queue on the pool is stalled. Operations holding them: \(operations.isEmpty ? "none found in a queue (completion blocks or other jobs hold them)" : operations.joined(separator: ", ")). Operations that block their thread hold one each: write work that waits as an AsyncOp, or raise the limit with OPERATIONS_MAX_THREADS."
             case .dependencyCycle(let error):
                 "Operations: dependency cycle found: \(error.loop). Nothing was changed: break it by cancelling one of these operations or removing one of these dependencies (removeDependency(_:)). Otherwise it is ended with a DependencyCycleError when something waits for one of them, or once all of them are in queues and it has stayed unbroken for OpQueue.dependencyCycleGracePeriod."
             case .dependencyCycleEnded(let error):
