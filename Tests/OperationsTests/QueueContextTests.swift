@@ -1,5 +1,6 @@
 import Testing
 import Dispatch
+import Synchronization
 @testable import Operations
 
 @Suite struct QueueContextTests {
@@ -85,5 +86,38 @@ import Dispatch
         #expect(queue.progress.fractionCompleted == 1)
         #expect(queue.progress.isFinished)
         #expect(queue.progress.description == "4 of 4")
+    }
+
+    @Test(arguments: [false, true])
+    func aQueueOnASerialDispatchQueueHandsItBackBetweenOperations(mainQueue: Bool) {
+        // 300 ready operations of 1 ms: a block submitted to the same Dispatch queue runs after a
+        // slice of about a millisecond, not after all of them.
+        let dispatchQueue = mainQueue ? DispatchQueue.main : DispatchQueue(label: "shared serial queue")
+        let queue = mainQueue ? OpQueue.main : OpQueue()
+        if !mainQueue {
+            queue.underlyingQueue = dispatchQueue
+            queue.maxConcurrentOperationCount = 1
+        }
+        let finished = Atomic(0)
+        let count = 300
+        queue.isSuspended = true
+        for _ in 0..<count {
+            queue.addOperation {
+                blockThread(milliseconds: 1)
+                finished.add(1, ordering: .relaxed)
+            }
+        }
+        let finishedBeforeBlock = LockedBox(-1)
+        let blockRan = Gate()
+        queue.isSuspended = false
+        dispatchQueue.async {
+            finishedBeforeBlock.withLockedValue { $0 = finished.load(ordering: .relaxed) }
+            blockRan.open()
+        }
+        #expect(blockRan.wait())
+        let before = finishedBeforeBlock.withLockedValue { $0 }
+        #expect(before < 10, "the block waited for \(before) of \(count) operations")
+        #expect(queueEmpties(queue))
+        #expect(finished.load(ordering: .relaxed) == count)
     }
 }

@@ -7,24 +7,30 @@ extension OpQueue {
     /// Starts a drainer on the underlying Dispatch queue or the worker pool.
     final func startDrainer() {
         if let (underlying, qos) = withLock({ storedUnderlyingQueue.map { ($0, storedQualityOfService) } }) {
-            underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain() }
+            underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain(sharing: true) }
         } else {
-            WorkerPool.shared.submit { self.drain() }
+            WorkerPool.shared.submit { self.drain(sharing: false) }
         }
     }
 
-    /// How long a drainer keeps going while other jobs wait for a worker, before it yields.
+    /// How long a drainer on the worker pool keeps going while other jobs wait for a worker,
+    /// before it yields.
     private static let drainerTimeSlice: UInt64 = 2_000_000
 
-    /// Pops and runs ready operations until none can start.
-    private final func drain() {
+    /// How long a drainer on a Dispatch queue keeps going before it hands the Dispatch queue back
+    /// (another drainer is submitted behind the queue's other work).
+    static let dispatchQueueTimeSlice: UInt64 = 1_000_000
+
+    /// Pops and runs ready operations until none can start. A drainer `sharing` a Dispatch queue
+    /// with other work hands it back after ``dispatchQueueTimeSlice``.
+    private final func drain(sharing: Bool) {
         ThreadContext.withQueue(self) {
-            drainLoop()
+            drainLoop(sharing: sharing)
         }
     }
 
-    /// The body of ``drain()``, with ``current`` set to this queue.
-    private final func drainLoop() {
+    /// The body of ``drain(sharing:)``, with ``current`` set to this queue.
+    private final func drainLoop(sharing: Bool) {
         withLock { machine.drainerStarted() }
         let started = DispatchTime.now().uptimeNanoseconds
         var releasing = false
@@ -72,7 +78,13 @@ extension OpQueue {
             case .continuesAsynchronously:
                 releasing = false
             }
-            if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
+            if sharing {
+                // The Dispatch queue runs other work too: after a slice, hand it back.
+                if DispatchTime.now().uptimeNanoseconds - started > OpQueue.dispatchQueueTimeSlice {
+                    yield(leaving: leaving, releasingSlot: releasing)
+                    return
+                }
+            } else if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
                 // Jobs wait: tell the pool's monitor this worker gets things done, and after a
                 // slice let other queues' jobs have it: the operation that finished leaves, the
                 // slot goes back (in one lock acquisition, before any observer runs), and another

@@ -256,8 +256,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// A Dispatch queue to run the operations on instead of the library's worker pool.
     ///
-    /// The operations then interleave with the other work of that Dispatch queue; a serial
-    /// Dispatch queue runs them one at a time whatever ``maxConcurrentOperationCount`` says.
+    /// The operations then interleave with the other work of that Dispatch queue: the queue runs
+    /// ready operations one after another for at most about a millisecond, then hands the
+    /// Dispatch queue back and carries on behind the work submitted meanwhile. A serial Dispatch
+    /// queue runs them one at a time whatever ``maxConcurrentOperationCount`` says.
     ///
     /// - Important: It can only be changed while the queue is empty; changing it while the queue
     ///   holds operations traps. The main queue's underlying queue cannot be changed.
