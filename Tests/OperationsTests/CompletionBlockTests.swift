@@ -120,3 +120,88 @@ import Glibc
         expectStandardError(of: result, toContain: ["OpQueue \"busy\"", "completion block", "\"done\"", "cannot empty"])
     }
 }
+
+/// A completion block set once the operation reads as finished could never run: it is refused
+/// and released at once, so one that captures the operation leaks nothing.
+@Suite struct LateCompletionBlockTests {
+    /// An object whose release the test can see.
+    final class Canary: Sendable {}
+
+    @Test func aCompletionBlockSetAfterTheOperationFinishedIsReleasedAndNeverRuns() {
+        weak var released: Canary?
+        let op = BlockOp {}
+        op.start()
+        do {
+            let canary = Canary()
+            released = canary
+            op.completionBlock = { _ = canary; Issue.record("a late completion block ran") }
+        }
+        #expect(released == nil, "the late completion block is kept")
+        #expect(op.completionBlock == nil)
+    }
+
+    @Test func aCompletionBlockSetWhileTheOperationFinishesIsReleasedAndNeverRuns() {
+        // An observer of isFinished runs while the operation is finishing, before it completes.
+        let references = WeakOpBox()
+        let refused = Gate()
+        do {
+            let op = BlockOp {}
+            references.set(op)
+            let observation = op.observe(\.isFinished) { op, _ in
+                op.completionBlock = { _ = op; Issue.record("a late completion block ran") }
+                if op.completionBlock == nil { refused.open() }
+            }
+            let queue = OpQueue()
+            queue.addOperation(op)
+            #expect(queueEmpties(queue))
+            observation.invalidate()
+        }
+        #expect(refused.wait())
+        #expect(eventually { references.operation == nil }, "the operation is kept alive by its late completion block")
+    }
+
+    @Test func aCompletionBlockSetBeforeTheOperationFinishesStillRuns() {
+        let ran = Gate()
+        let op = BlockOp {}
+        op.completionBlock = { ran.open() }
+        OpQueue().addOperation(op)
+        #expect(ran.wait())
+    }
+}
+
+@Suite struct AsyncOpTaskTests {
+    @Test func aTaskThatFinishedTheOperationIsNotKept() async {
+        let op = AsyncOp {}
+        await OpQueue().addOperations([op], waitUntilFinished: true)
+        #expect(!op.holdsTask)
+        // The task handle may reach the operation after its body finished it: it is not kept.
+        _ = op.keep(Task {})
+        #expect(!op.holdsTask)
+    }
+
+    @Test func theTaskOfARunningBodyIsKeptUntilItFinishes() async {
+        let started = Gate()
+        let release = Gate()
+        let op = AsyncOp {
+            started.open()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    release.wait()
+                    continuation.resume()
+                }
+            }
+        }
+        let queue = OpQueue()
+        queue.addOperation(op)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                started.wait()
+                continuation.resume()
+            }
+        }
+        #expect(eventually { op.holdsTask })
+        release.open()
+        await op.waitUntilFinished()
+        #expect(!op.holdsTask)
+    }
+}

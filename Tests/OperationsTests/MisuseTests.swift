@@ -63,6 +63,19 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"same\"", "already in a queue"])
     }
 
+    @Test func theMessageOfARefusedAdditionIsMadeOutsideTheQueueLock() async {
+        // `description` may be overridden, and may read the queue: it must not run under the
+        // queue's lock (a pthread error, or a hang, instead of the message).
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let queue = OpQueue()
+            queue.isSuspended = true
+            let op = QueueDescribingOp(queue: queue)
+            queue.addOperation(op)
+            queue.addOperation(op)
+        }
+        expectStandardError(of: result, toContain: ["an operation of a queue holding 1", "already in a queue"])
+    }
+
     @Test func addingAnExecutingOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = RecordingOp(name: "busy") { op in OpQueue().addOperation(op) }
@@ -172,5 +185,18 @@ func expectStandardError(
     let text = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     for fragment in fragments {
         #expect(text.contains(fragment), "standard error lacks \"\(fragment)\": \(text)", sourceLocation: sourceLocation)
+    }
+}
+
+/// An operation whose description reads its queue.
+private final class QueueDescribingOp: Op, @unchecked Sendable {
+    // @unchecked Sendable: `queue` is immutable.
+    let queue: OpQueue
+    init(queue: OpQueue) {
+        self.queue = queue
+        super.init()
+    }
+    override var description: String {
+        "an operation of a queue holding \(queue.operationCount)"
     }
 }

@@ -466,4 +466,18 @@ private func ids(_ operations: [Op]?) -> [ObjectIdentifier]? {
         }
         expectStandardError(of: result, toContain: ["not observable", "watched-op"])
     }
+
+    @Test func dependenciesObservedWithoutValuesAreNotCopied() {
+        let op = BlockOp {}
+        let changes = EventLog<Bool>()
+        let observation = op.observe(\.dependencies) { _, change in
+            changes.append(change.oldValue == nil && change.newValue == nil)
+        }
+        let dependencies = (0..<3).map { _ in BlockOp {} }
+        for dependency in dependencies { op.addDependency(dependency) }
+        op.removeDependency(dependencies[1])
+        #expect(changes.all == [true, true, true, true])
+        #expect(op.dependencies == [dependencies[0], dependencies[2]])
+        observation.invalidate()
+    }
 }

@@ -164,11 +164,12 @@ import Testing
 
     @Test func completionBlockIsTakenOnceAndWaitersAreReleasedOnCompletion() {
         var machine = OpStateMachine()
-        machine.setCompletionBlock {}
+        check(machine.setCompletionBlock {})
         check(machine.addWaiter {})
         _ = machine.startManually()
         let finish = machine.finish()
         check(finish.hasCompletionBlock)
+        check(!machine.setCompletionBlock {}, "a block set while finishing is kept")
         check(machine.takeCompletionBlock() != nil)
         check(machine.completionBlock == nil)
         check(machine.addWaiter {})

@@ -134,4 +134,38 @@ private func memberIDs(_ operations: [Op]?) -> [ObjectIdentifier]? {
         }
         expectStandardError(of: result, toContain: ["not observable", "watched-queue"])
     }
+
+    @Test func operationsObservedWithoutValuesAreNotCopied() {
+        // An observer that asked for no values gets every change without them: the member list
+        // is not copied on each addition and departure.
+        let queue = OpQueue()
+        let changes = EventLog<Bool>()
+        let observation = queue.observe(\.operations) { _, change in
+            changes.append(change.oldValue == nil && change.newValue == nil)
+        }
+        #expect(!queue.registry.observesValues(QueueProperty.operations.rawValue))
+        queue.isSuspended = true
+        queue.addOperations([BlockOp {}, BlockOp {}], waitUntilFinished: false)
+        queue.addOperation(BlockOp {})
+        queue.isSuspended = false
+        #expect(queueEmpties(queue))
+        #expect(eventually { changes.count == 5 })   // two additions, three departures
+        #expect(changes.all.allSatisfy { $0 })
+        observation.invalidate()
+    }
+
+    @Test func operationsObservedWithValuesCarryTheMembers() {
+        let queue = OpQueue()
+        let counts = EventLog<[Int]>()
+        let observation = queue.observe(\.operations, options: [.old, .new]) { _, change in
+            counts.append([change.oldValue!.count, change.newValue!.count])
+        }
+        #expect(queue.registry.observesValues(QueueProperty.operations.rawValue))
+        queue.isSuspended = true
+        queue.addOperations([BlockOp {}, BlockOp {}], waitUntilFinished: false)
+        #expect(counts.all == [[0, 2]])
+        queue.isSuspended = false
+        #expect(queueEmpties(queue))
+        observation.invalidate()
+    }
 }

@@ -59,12 +59,24 @@ final class ObserverRegistry: @unchecked Sendable {
     /// registration is seen together with its entry.
     private let mask = Atomic<UInt32>(0)
 
+    /// Bit `n` is set while property `n` has an observer that asked for old or new values (see
+    /// ``observesValues(_:)``); like `mask`.
+    private let valuesMask = Atomic<UInt32>(0)
+
     init() {}
 
     /// Whether any observer watches `property`.
     @inline(__always)
     func observes(_ property: Int) -> Bool {
         mask.load(ordering: .acquiring) & (1 << UInt32(property)) != 0
+    }
+
+    /// Whether an observer of `property` asked for its old or new values (``ObservingOptions/old``,
+    /// ``ObservingOptions/new``). A change of a property whose values are costly to copy (a list)
+    /// is recorded with its values only then; otherwise with placeholders no handler reads.
+    @inline(__always)
+    func observesValues(_ property: Int) -> Bool {
+        valuesMask.load(ordering: .acquiring) & (1 << UInt32(property)) != 0
     }
 
     /// Whether any observer watches any property.
@@ -91,7 +103,14 @@ final class ObserverRegistry: @unchecked Sendable {
 
     private func recomputeMask() {
         var bits: UInt32 = 0
-        for entry in entries { bits |= 1 << UInt32(entry.property) }
+        var valueBits: UInt32 = 0
+        for entry in entries {
+            bits |= 1 << UInt32(entry.property)
+            if entry.options.contains(.old) || entry.options.contains(.new) {
+                valueBits |= 1 << UInt32(entry.property)
+            }
+        }
+        valuesMask.store(valueBits, ordering: .releasing)
         mask.store(bits, ordering: .releasing)
     }
 

@@ -99,13 +99,26 @@ open class AsyncOp: Op, @unchecked Sendable {
                 }
             }
         }
-        let cancelledAlready = withState { machine in
-            self.task = task
-            return machine.isCancelled
-        }
-        if cancelledAlready {
+        if keep(task) {
             task.cancel()
         }
+    }
+
+    /// Keeps the task that runs the `async` body, so that cancelling the operation cancels it;
+    /// returns whether the operation is cancelled already. A task that finished the operation
+    /// before this call is not kept.
+    final func keep(_ task: Task<Void, Never>) -> Bool {
+        withState { machine in
+            if machine.lifecycle == .executing {
+                self.task = task
+            }
+            return machine.isCancelled
+        }
+    }
+
+    /// Whether the operation holds the task of its `async` body (for tests).
+    final var holdsTask: Bool {
+        withState { _ in task != nil }
     }
 
     /// The `async` work. Override it in a subclass, or pass a closure to ``init(_:)``; the

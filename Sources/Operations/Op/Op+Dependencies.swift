@@ -21,14 +21,13 @@ extension Op {
         let (result, registry): (OpStateMachine.AddDependencyResult, ObserverRegistry?) = withBothLocked(operation) {
             let dependencyIsUnfinished = !operation.machine.isFinished
             let result = transitionLocked { machine in
-                // The old list is only copied for an observer: copying it on every call would make
-                // building a large fan-in quadratic.
-                let observed = machine.registry?.observes(OpProperty.dependencies.rawValue) == true
-                let old = observed ? machine.dependencies : []
+                // The list is only copied for an observer that asked for its values: copying it on
+                // every call would make building a large fan-in quadratic.
+                let old = machine.observedDependencies()
                 let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished,
                                                    isNewer: operation.serial > serial, serial: serial)
-                if observed, case .added = result {
-                    machine.record(.dependencies, old: old, new: machine.dependencies)
+                if case .added = result {
+                    machine.recordDependencyChange(from: old)
                 }
                 return result
             }
@@ -60,12 +59,9 @@ extension Op {
                 DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: operation.serial)
             }
             return transitionLocked { machine in
-                let observed = machine.registry?.observes(OpProperty.dependencies.rawValue) == true
-                let old = observed ? machine.dependencies : []
+                let old = machine.observedDependencies()
                 let (_, action) = machine.removeDependency(operation, wasCounted: wasCounted)
-                if observed {
-                    machine.record(.dependencies, old: old, new: machine.dependencies)
-                }
+                machine.recordDependencyChange(from: old)
                 return action
             }
         }

@@ -151,11 +151,3 @@ extension Op {
         }
     }
 }
-
-extension OpStateMachine {
-    /// Queues a change of a property that is not a flag for the operation's observers (if any
-    /// observe it). Call inside a transition.
-    func record(_ property: OpProperty, old: Any, new: Any) {
-        registry?.record(property: property.rawValue, oldValue: old, newValue: new)
-    }
-}

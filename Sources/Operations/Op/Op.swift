@@ -187,17 +187,21 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// that finished the operation; it is set back to `nil` when it starts. Dependents may start
     /// before it runs. ``waitUntilFinished()-2def2`` and the queue's waits return only after it has
     /// returned.
+    ///
+    /// Setting it once the operation reads as finished has no effect: the new block never runs,
+    /// and it is released at once (so a block that captures the operation leaks nothing).
     public final var completionBlock: (@Sendable () -> Void)? {
         get { withState { $0.completionBlock } }
         set {
-            // The old block is released after unlocking: releasing it may run deinit code.
-            let old = transition { machine in
+            // The replaced block, or a refused new one, is released after unlocking: releasing it
+            // may run deinit code.
+            let released = transition { machine in
                 let old = machine.completionBlock
-                machine.setCompletionBlock(newValue)
+                guard machine.setCompletionBlock(newValue) else { return newValue }
                 machine.record(.completionBlock, old: old as Any, new: newValue as Any)
                 return old
             }
-            withExtendedLifetime(old) {}
+            withExtendedLifetime(released) {}
         }
     }
 

@@ -611,9 +611,13 @@ struct OpStateMachine {
 
     // MARK: Properties
 
-    /// Sets the completion block. Setting one after the operation finished has no effect on it.
-    mutating func setCompletionBlock(_ block: (@Sendable () -> Void)?) {
+    /// Sets the completion block, unless the operation has finished: the block it had then, if
+    /// any, is the one that runs (or ran), and a block set later could never run. Returns whether
+    /// the block was kept; the caller releases a refused one after unlocking.
+    mutating func setCompletionBlock(_ block: (@Sendable () -> Void)?) -> Bool {
+        guard !isFinished else { return false }
         if block != nil || extras != nil { ensureExtras().completionBlock = block }
+        return true
     }
 
     /// Registers `waiter` to be called when the operation is finished for good. Returns `false`

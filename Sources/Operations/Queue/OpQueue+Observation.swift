@@ -60,9 +60,11 @@ extension OpQueue {
         registry.deliver(to: self)
     }
 
-    /// A snapshot of the members if someone observes `operations`. Call with the lock held.
+    /// A snapshot of the members if an observer of `operations` asked for its values (copying
+    /// the members on every change otherwise would make filling a queue quadratic). Call with the
+    /// lock held.
     final func observedOperations() -> [Op]? {
-        guard registry.observes(QueueProperty.operations.rawValue) else { return nil }
+        guard registry.observesValues(QueueProperty.operations.rawValue) else { return nil }
         return machine.members.elements
     }
 
@@ -74,6 +76,9 @@ extension OpQueue {
         if let operationsBefore {
             registry.record(property: QueueProperty.operations.rawValue,
                             oldValue: operationsBefore, newValue: machine.members.elements)
+        } else {
+            // Observers that asked for no values: the change without them.
+            registry.record(property: QueueProperty.operations.rawValue, oldValue: (), newValue: ())
         }
         registry.record(property: QueueProperty.operationCount.rawValue, oldValue: countBefore, newValue: countAfter)
         return QueueChanges(recorded: true)

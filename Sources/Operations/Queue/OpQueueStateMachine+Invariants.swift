@@ -8,9 +8,9 @@ extension OpQueueStateMachine {
         let pendingBarriers = barrierCount - completedBarriers
         precondition(pendingBarriers >= 0 && epochCounts.count == pendingBarriers + 1,
                      "Internal inconsistency: \(epochCounts.count) epoch counts for \(pendingBarriers) pending barriers")
-        precondition(epochCounts.allSatisfy { $0 >= 0 }, "Internal inconsistency: negative epoch count in \(epochCounts)")
-        precondition(epochCounts.reduce(0, +) + pendingBarriers == members.count,
-                     "Internal inconsistency: epochs \(epochCounts) and \(pendingBarriers) barriers for \(members.count) members")
+        precondition(epochCounts.elements.allSatisfy { $0 >= 0 }, "Internal inconsistency: negative epoch count in \(epochCounts.elements)")
+        precondition(epochCounts.elements.reduce(0, +) + pendingBarriers == members.count,
+                     "Internal inconsistency: epochs \(epochCounts.elements) and \(pendingBarriers) barriers for \(members.count) members")
         precondition(readyBarriers.keys.allSatisfy { $0 >= completedBarriers }, "Internal inconsistency: a ready barrier of a past epoch")
         precondition(held.keys.allSatisfy { $0 > completedBarriers }, "Internal inconsistency: held operations of a current epoch")
         precondition(staleEntries >= 0 && staleEntries <= readyCount,

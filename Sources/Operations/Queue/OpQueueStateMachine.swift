@@ -69,8 +69,13 @@ struct OpQueueStateMachine {
     // Barriers.
     private(set) var barrierCount = 0
     private(set) var completedBarriers = 0
-    /// Members per epoch, from `completedBarriers` on, barriers not included.
-    private(set) var epochCounts: [Int] = [0]
+    /// Members per epoch, from `completedBarriers` on, barriers not included (a ring buffer: the
+    /// first epoch goes when its barrier leaves).
+    private(set) var epochCounts: RingBuffer<Int> = {
+        var counts = RingBuffer<Int>()
+        counts.append(0)
+        return counts
+    }()
     /// Ready barriers by epoch.
     private(set) var readyBarriers: [Int: (entry: Entry, priority: Op.QueuePriority)] = [:]
     /// Ready operations of later epochs, by epoch.
@@ -115,7 +120,7 @@ struct OpQueueStateMachine {
                          "Internal inconsistency: barrier of epoch \(operation.membership.epoch) left early")
             readyBarriers[operation.membership.epoch] = nil
             completedBarriers += 1
-            epochCounts.removeFirst()
+            _ = epochCounts.popFirst()
             if let released = held.removeValue(forKey: completedBarriers) {
                 for item in released {
                     ready.push(item.entry, priority: item.priority)
