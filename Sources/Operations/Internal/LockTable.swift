@@ -55,16 +55,6 @@ enum LockTable {
     @inline(__always)
     static func unlock(_ stripe: Int) { Lock.unlock(mutex(stripe)) }
 
-    /// Runs `body` with the stripes of all `objects` held, taken in index order, each once.
-    static func withLocks<Result>(of objects: [AnyObject], _ body: () throws -> Result) rethrows -> Result {
-        let stripes = Set(objects.map(stripe(for:))).sorted()
-        for stripe in stripes { lock(stripe) }
-        defer {
-            for stripe in stripes.reversed() { unlock(stripe) }
-        }
-        return try body()
-    }
-
     /// Runs `body` with two stripes held, taken in index order (once if they are the same).
     static func withLocks<Result>(_ first: Int, _ second: Int, _ body: () throws -> Result) rethrows -> Result {
         let low = min(first, second)

@@ -89,50 +89,43 @@ struct ThreadContext {
     /// Runs `body` with `operation` as the thread's ``operation``.
     @inline(__always)
     static func withOperation<Result>(_ operation: Op?, _ body: () throws -> Result) rethrows -> Result {
-        let context = current
-        let previous = context.pointee.operation
-        context.pointee.operation = operation.map(Unmanaged.passUnretained)
-        defer { context.pointee.operation = previous }
-        return try withExtendedLifetime(operation) { try body() }
+        try with(\.operation, operation, body)
     }
 
     /// Runs `body` with `queue` as the thread's ``queue``.
     @inline(__always)
     static func withQueue<Result>(_ queue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
-        let context = current
-        let previous = context.pointee.queue
-        context.pointee.queue = queue.map(Unmanaged.passUnretained)
-        defer { context.pointee.queue = previous }
-        return try withExtendedLifetime(queue) { try body() }
+        try with(\.queue, queue, body)
     }
 
     /// Runs `body` with `operation` as the thread's ``completingOperation``.
     static func withCompletingOperation<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
-        let context = current
-        let previous = context.pointee.completingOperation
-        context.pointee.completingOperation = Unmanaged.passUnretained(operation)
-        defer { context.pointee.completingOperation = previous }
-        return try withExtendedLifetime(operation) { try body() }
+        try with(\.completingOperation, operation, body)
     }
 
     /// Runs `body` while the thread tells the dependents of `operation` that it finished.
     @inline(__always)
     static func withNotifying<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
-        let context = current
-        let previous = context.pointee.notifyingOperation
-        context.pointee.notifyingOperation = Unmanaged.passUnretained(operation)
-        defer { context.pointee.notifyingOperation = previous }
-        return try withExtendedLifetime(operation) { try body() }
+        try with(\.notifyingOperation, operation, body)
     }
 
     /// Runs `body` with `queue` as the queue whose drainer polls right after it.
     @inline(__always)
     static func withPollingQueue<Result>(_ queue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
+        try with(\.pollingQueue, queue, body)
+    }
+
+    /// Runs `body` with `object` in the thread's `field`, then puts back what was there; `object`
+    /// is kept alive meanwhile.
+    @inline(__always)
+    private static func with<Object: AnyObject, Result>(
+        _ field: WritableKeyPath<ThreadContext, Unmanaged<Object>?>, _ object: Object?, _ body: () throws -> Result
+    ) rethrows -> Result {
         let context = current
-        let previous = context.pointee.pollingQueue
-        context.pointee.pollingQueue = queue.map(Unmanaged.passUnretained)
-        defer { context.pointee.pollingQueue = previous }
-        return try withExtendedLifetime(queue) { try body() }
+        let previous = context.pointee[keyPath: field]
+        context.pointee[keyPath: field] = object.map(Unmanaged.passUnretained)
+        defer { context.pointee[keyPath: field] = previous }
+        return try withExtendedLifetime(object) { try body() }
     }
 
     /// Runs `body`, which calls the observers of a change of `operation`, as a ``Delivery``.

@@ -30,11 +30,9 @@ extension Op {
 
     /// The transition that ends a pending operation on a dependency cycle with `error`: it is
     /// cancelled (so its body never runs and its dependents go on), and finished at once if it is
-    /// in no queue. Call with the operation's lock held (``LockTable/withLocks(of:_:)``); deliver
-    /// the changes with ``deliverChanges()`` and perform the action with ``performFail(_:)``
-    /// once every lock is released.
-    final func markFailedLocked(with error: any Error) -> OpStateMachine.FailAction {
-        transitionLocked { machine in
+    /// in no queue. Perform the action with ``performFail(_:)``, then deliver the changes.
+    final func markFailed(with error: any Error) -> (action: OpStateMachine.FailAction, registry: ObserverRegistry?) {
+        transitionDeferringDelivery { machine in
             let old = machine.error
             let action = machine.fail(with: error)
             if case .none = action {} else {

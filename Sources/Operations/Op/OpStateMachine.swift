@@ -78,6 +78,9 @@ struct OpStateMachine {
     /// Whether a dependency was created after this operation (a "backward" edge, by serial
     /// number): only such a dependency can close a loop of strong references.
     private(set) var hasNewerDependency = false
+    /// Counts the changes of the dependency list, so that a check made twice can tell that the
+    /// list did not change in between (see ``DependencyCycle``). Wraps.
+    private(set) var dependencyVersion: UInt32 = 0
 
     /// The dependencies, in the order they were added (a settled one that was released is gone).
     var dependencies: [Op] {
@@ -271,6 +274,7 @@ struct OpStateMachine {
         if lists(dependency) {
             return .alreadyPresent
         }
+        dependencyVersion &+= 1
         if isNewer {
             hasNewerDependency = true
             if lifecycle == .finished {
@@ -317,6 +321,7 @@ struct OpStateMachine {
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
     mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
+        dependencyVersion &+= 1
         if let settled = extras?.settledDependencies {
             guard let index = settled.firstIndex(where: { $0.names(dependency) }) else { return (false, .none) }
             extras!.settledDependencies!.remove(at: index)

@@ -25,22 +25,39 @@ struct DependencyCycle {
     /// Identifies the cycle by its set of operations.
     var key: [UInt64] { operations.map(\.serial).sorted() }
 
-    /// Whether every edge of the cycle still holds: each operation is pending and waits for the
-    /// next, through a dependency that holds it back (it is not cancelled, and lists the next one,
-    /// which is unfinished) or through a barrier (both are pending in the same queue, where
-    /// barriers, once found between two members, stay between them until one of them leaves).
+    /// Whether every edge of the cycle held at one moment: each operation was pending and waited
+    /// for the next, through a dependency that held it back (it was not cancelled, and listed the
+    /// next one, which was unfinished) or through a barrier (both were pending in the same queue,
+    /// where barriers, once found between two members, stay between them until one of them leaves).
     ///
-    /// Call with the locks of all its operations held (``LockTable/withLocks(of:_:)``).
-    func isIntactLocked() -> Bool {
+    /// Each operation is looked at under its own lock, one at a time, twice over (a double
+    /// collect). Being pending and being cancelled only ever change one way, and an operation
+    /// counts the changes of its dependency list: if both looks saw the same, every edge held at
+    /// the moment between the two looks, whatever changed meanwhile elsewhere.
+    func isIntact() -> Bool {
+        guard let first = look(), let second = look() else { return false }
+        return first == second
+    }
+
+    /// One look at every edge: the dependency-list versions of the waiting operations, or `nil`
+    /// if an edge does not hold.
+    private func look() -> [UInt32]? {
+        var versions: [UInt32] = []
+        versions.reserveCapacity(operations.count)
         for index in operations.indices {
             let waiting = operations[index]
             let next = operations[(index + 1) % operations.count]
-            guard waiting.machine.lifecycle == .pending, next.machine.lifecycle == .pending else { return false }
-            let throughDependency = !waiting.machine.isCancelled && waiting.machine.lists(next)
-            let throughBarrier = barrierEdges[index] && waiting.machine.queue != nil
-                && waiting.machine.queue === next.machine.queue
-            guard throughDependency || throughBarrier else { return false }
+            let (nextIsPending, nextQueue) = next.withState { ($0.lifecycle == .pending, $0.queue) }
+            guard nextIsPending else { return nil }
+            let version: UInt32? = waiting.withState { machine in
+                guard machine.lifecycle == .pending else { return nil }
+                let throughDependency = !machine.isCancelled && machine.lists(next)
+                let throughBarrier = barrierEdges[index] && machine.queue != nil && machine.queue === nextQueue
+                return throughDependency || throughBarrier ? machine.dependencyVersion : nil
+            }
+            guard let version else { return nil }
+            versions.append(version)
         }
-        return true
+        return versions
     }
 }

@@ -14,8 +14,8 @@ import Synchronization
 /// (``endCycles(reachableFrom:)``), or for a queue that holds one
 /// (``endCycles(blockingMembersOf:)``); or when all its operations are in queues and it has
 /// stayed unbroken for ``OpQueue/dependencyCycleGracePeriod`` (``CycleWatch``). Before ending a
-/// cycle, ``end(_:)`` checks every edge again with the locks of all its operations held, so that
-/// concurrent changes never end operations that were not on a cycle at one moment.
+/// cycle, ``end(_:)`` checks every edge again (``DependencyCycle/isIntact()``), so that concurrent
+/// changes never end operations that were not on a cycle at one moment.
 ///
 /// **New edges.** Every operation has a serial number from its creation. An edge whose dependency
 /// is older than its dependent ("forward") can only close a cycle if the graph already has an edge
@@ -32,7 +32,7 @@ import Synchronization
 enum DependencyCycles {
     /// Backward edges (dependency created after its dependent) that still hold an operation back.
     /// Relaxed: searches read it to decide whether one is worth making, and a cycle's edges are
-    /// all in place (under the locks of its operations) before the search that finds it starts.
+    /// all in place (each under its operation's lock) before the search that finds it starts.
     static let backwardEdges = Atomic<Int>(0)
 
     /// The newest operation (by serial) that a backward edge ever pointed to. Never decreases;
@@ -125,10 +125,10 @@ enum DependencyCycles {
     /// Reports `cycle` if it is new and intact, and watches it.
     ///
     /// A search reads one operation at a time, so concurrent changes can make it see a cycle that
-    /// never existed at any one moment: the cycle is checked again, with the locks of all its
-    /// operations held, before anything is said about it.
+    /// never existed at any one moment: the cycle is checked again (``DependencyCycle/isIntact()``)
+    /// before anything is said about it.
     static func found(_ cycle: DependencyCycle) {
-        guard LockTable.withLocks(of: cycle.operations, cycle.isIntactLocked) else { return }
+        guard cycle.isIntact() else { return }
         if CycleWatch.watch(cycle) {
             OpDiagnostics.report(.dependencyCycle(cycle.error))
             CycleWatch.armIfEnqueued(cycle.key)
@@ -168,28 +168,29 @@ enum DependencyCycles {
         }
     }
 
-    /// Ends `cycle` if it is still intact: with the locks of all its operations held, checks every
-    /// edge again, then marks every operation cancelled with the cycle's error at once (so that
-    /// none of them can start in between). After unlocking, it reports the end to
-    /// ``OpDiagnostics`` and lets the operations finish: those in a queue when the queue starts
-    /// them, the others at once. Returns whether it ended the cycle.
+    /// Ends `cycle` if it is still intact (``DependencyCycle/isIntact()``): marks every operation
+    /// cancelled with the cycle's error, all of them before any acts on it (an operation on an
+    /// intact cycle cannot start, and none becomes ready before its marked dependency finishes).
+    /// Then it reports the end to ``OpDiagnostics`` and lets the operations finish: those in a
+    /// queue when the queue starts them, the others at once. Returns whether it ended the cycle.
+    ///
+    /// If the program breaks the cycle between the check and the marks, the operations it freed
+    /// may start first; those are not marked (only pending operations are), as when the cycle is
+    /// broken before the check.
     @discardableResult
     static func end(_ cycle: DependencyCycle) -> Bool {
         defer { CycleWatch.forget(cycle.key) }
+        guard cycle.isIntact() else { return false }
         let error = cycle.error
-        let actions: [OpStateMachine.FailAction]? = LockTable.withLocks(of: cycle.operations) {
-            guard cycle.isIntactLocked() else { return nil }
-            return cycle.operations.map { $0.markFailedLocked(with: error) }
-        }
-        guard let actions else { return false }
+        let marks = cycle.operations.map { $0.markFailed(with: error) }
         // Reported before the operations finish, so that whoever waits for them sees the report;
         // observers hear of the end once it has taken effect.
         OpDiagnostics.report(.dependencyCycleEnded(error))
-        for (operation, action) in zip(cycle.operations, actions) {
-            operation.performFail(action)
+        for (operation, mark) in zip(cycle.operations, marks) {
+            operation.performFail(mark.action)
         }
-        for operation in cycle.operations {
-            operation.deliverChanges()
+        for (operation, mark) in zip(cycle.operations, marks) {
+            operation.deliver(mark.registry)
         }
         return true
     }
