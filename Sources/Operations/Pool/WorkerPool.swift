@@ -40,7 +40,8 @@ import Darwin
 /// Jobs are plain closures; the pool never holds its lock while running one.
 final class WorkerPool: @unchecked Sendable {
     // @unchecked Sendable: all mutable state lives in `state`, read and written only with `lock`
-    // held; `pendingJobs` is an atomic read without the lock as a hint only.
+    // held (here and in the monitor, `WorkerPool+Monitor.swift`); `pendingJobs` is an atomic
+    // read without the lock as a hint only; the other members are immutable.
 
     /// The shared pool.
     static let shared = WorkerPool()
@@ -71,21 +72,21 @@ final class WorkerPool: @unchecked Sendable {
     let exhaustionReportDelay: Duration
 
     /// Names the operations that hold the workers, for the report.
-    private let describeHolders: @Sendable () -> [String]
+    let describeHolders: @Sendable () -> [String]
 
     /// Where the report goes.
-    private let report: @Sendable (OpDiagnostics.Diagnostic) -> Void
+    let report: @Sendable (OpDiagnostics.Diagnostic) -> Void
 
-    private let lock = Lock()
+    let lock = Lock()
     // Unchecked exclusivity on the hot path, checked in the checked build (see `Lock.swift`).
     #if OPERATIONS_INTERNAL_CHECKS
-    private var state = State()
+    var state = State()
     #else
-    @exclusivity(unchecked) private var state = State()
+    @exclusivity(unchecked) var state = State()
     #endif
-    private let monitorWakeup = DispatchSemaphore(value: 0)
+    let monitorWakeup = DispatchSemaphore(value: 0)
 
-    private struct State {
+    struct State {
         var jobs = RingBuffer<Job>()
         var idleWorkers: [Worker] = []
         var workers: [ObjectIdentifier: Worker] = [:]
@@ -220,189 +221,11 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// A job that keeps a worker for long (a drainer running operations one after another) notes
-    /// that it got something done, so that the monitor does not take the worker for stuck. Cheap:
-    /// a plain store to the calling worker's record; nothing outside the pool's threads.
-    @inline(__always)
-    static func noteProgress() {
-        ThreadContext.current.pointee.worker?._withUnsafeGuaranteedRef { $0.noteProgress() }
-    }
-
-    // MARK: Monitor
-
-    private func monitorLoop() {
-        var interval = WorkerPool.stallInterval
-        var lastProgress: [ObjectIdentifier: UInt64] = [:]
-        var lastLook = (cpu: WorkerPool.processCPUTime(), wall: DispatchTime.now().uptimeNanoseconds)
-        var exhaustion = ExhaustionWatch()
-        while true {
-            let workers: [Worker]? = lock.withLock {
-                if state.jobs.isEmpty || !state.idleWorkers.isEmpty {
-                    state.monitorSleeping = true
-                    return nil
-                }
-                return Array(state.workers.values)
-            }
-            guard let workers else {
-                interval = WorkerPool.stallInterval
-                exhaustion = ExhaustionWatch()
-                monitorWakeup.wait()
-                lastLook = (WorkerPool.processCPUTime(), DispatchTime.now().uptimeNanoseconds)
-                continue
-            }
-            // Give the waiting jobs a moment: a worker about to finish may take them.
-            sleep(for: interval)
-            var load = Load()
-            var progress: [ObjectIdentifier: UInt64] = [:]
-            for worker in workers {
-                let id = ObjectIdentifier(worker)
-                let done = worker.progress.load(ordering: .relaxed)
-                progress[id] = done
-                let moved = lastProgress[id] != done
-                if moved { load.madeProgress = true }
-                switch worker.schedulerState {
-                case .runnable:
-                    load.runnableWorkers += 1
-                case .blocked where !moved:
-                    load.blockedWorkers += 1   // asleep in the same job as last time: blocked
-                case .blocked:
-                    load.runnableWorkers += 1  // between jobs: count it as busy
-                case .unknown:
-                    load.unknownWorkers += 1
-                    if !moved { load.stuckWorkers += 1 }
-                }
-            }
-            lastProgress = progress
-            let now = (cpu: WorkerPool.processCPUTime(), wall: DispatchTime.now().uptimeNanoseconds)
-            if let cpu = now.cpu, let lastCPU = lastLook.cpu, now.wall > lastLook.wall {
-                load.busyCores = Double(cpu &- lastCPU) / Double(now.wall - lastLook.wall)
-            }
-            lastLook = now
-            let (spawnCount, isExhausted): (Int, Bool) = lock.withLock {
-                guard !state.jobs.isEmpty, state.idleWorkers.isEmpty else { return (0, false) }
-                let count = WorkerPool.threadsToAdd(
-                    load: load, threads: state.threadCount, starting: state.startingThreads,
-                    pending: state.jobs.count, cores: coreCount, limit: maximumThreadCount)
-                state.threadCount += count
-                state.startingThreads += count
-                let everyWorkerBlocked = load.blockedWorkers + load.stuckWorkers == workers.count
-                return (count, state.threadCount >= maximumThreadCount && everyWorkerBlocked)
-            }
-            // Back off while the cores are busy with work that does not block.
-            interval = spawnCount > 0 ? WorkerPool.stallInterval : min(interval * 2, WorkerPool.maximumStallInterval)
-            for _ in 0..<spawnCount {
-                startWorker()
-            }
-            if exhaustion.note(isExhausted, after: exhaustionReportDelay) {
-                report(.workerPoolExhausted(threads: workers.count, operations: describeHolders()))
-            }
-        }
-    }
-
-    /// Tells when the pool has been exhausted (at its limit, every worker blocked, jobs waiting)
-    /// for long enough to report it, once per episode.
-    struct ExhaustionWatch {
-        private var since: ContinuousClock.Instant?
-        private var reported = false
-
-        /// Notes whether the pool is exhausted now; returns `true` once the episode has lasted
-        /// `delay`, the first time.
-        mutating func note(_ isExhausted: Bool, after delay: Duration) -> Bool {
-            guard isExhausted else {
-                since = nil
-                reported = false
-                return false
-            }
-            let now = ContinuousClock.now
-            guard let since else {
-                self.since = now
-                return false
-            }
-            guard !reported, now - since >= delay else { return false }
-            reported = true
-            return true
-        }
-    }
-
-    /// What the monitor saw of the workers.
-    struct Load {
-        /// Workers running or waiting for a core: doing CPU work.
-        var runnableWorkers = 0
-        /// Workers sleeping or waiting on I/O in the same job as at the previous look.
-        var blockedWorkers = 0
-        /// Workers whose state could not be read.
-        var unknownWorkers = 0
-        /// Workers whose state could not be read and that got nothing done since the previous look.
-        var stuckWorkers = 0
-        /// Whether any worker got something done (took or finished a job, finished an operation)
-        /// since the previous look.
-        var madeProgress = false
-        /// How many cores the whole process kept busy since the previous look.
-        var busyCores = 0.0
-    }
-
-    /// How many threads to add when jobs are waiting and no worker is idle.
-    ///
-    /// Nothing is added while threads are still starting. Where the scheduler's view is known, it
-    /// decides: a worker that is running or waiting for a core is doing CPU work (even if other
-    /// processes leave it little CPU), a sleeping one is blocked. Nothing is added while at least
-    /// one worker per core is doing CPU work: more threads would only share the same cores. When
-    /// every worker is blocked, the blocked ones are matched one for one (so a pool whose work all
-    /// blocks doubles each interval) or the waiting jobs are covered, whichever is more;
-    /// otherwise one thread is added per core left idle.
-    ///
-    /// Where some worker's state cannot be read, progress decides: one thread is added only if no
-    /// worker got anything done since the previous look. A long CPU-bound operation looks stuck as
-    /// well, so above ``cpuBoundThreadsPerCore`` threads per core a thread is added only while the
-    /// process leaves a core idle.
-    ///
-    /// At most ``maximumGrowthPerInterval`` at once, and never beyond `limit`.
-    static func threadsToAdd(load: Load, threads: Int, starting: Int, pending: Int, cores: Int, limit: Int) -> Int {
-        guard pending > 0, starting == 0 else { return 0 }
-        let wanted: Int
-        if load.unknownWorkers > 0 {
-            guard !load.madeProgress else { return 0 }
-            if threads >= cores * cpuBoundThreadsPerCore, load.busyCores >= Double(cores) - 0.5 { return 0 }
-            wanted = 1
-        } else {
-            let busy = load.runnableWorkers
-            guard busy < cores else { return 0 }
-            wanted = busy == 0 ? max(load.blockedWorkers, pending, 1) : cores - busy
-        }
-        return max(0, min(wanted, maximumGrowthPerInterval, limit - threads))
-    }
-
-    /// Where states cannot be read, the threads per core beyond which the pool grows only while
-    /// a core is idle.
-    static let cpuBoundThreadsPerCore = 4
-
-    /// The most threads added in one stall interval.
-    static let maximumGrowthPerInterval = 64
-
-    /// The longest the monitor waits between looks while the cores are busy.
-    static let maximumStallInterval: Duration = .milliseconds(8)
-
-    /// The CPU time the whole process has used, in nanoseconds, if the system tells it.
-    static func processCPUTime() -> UInt64? {
-        var time = timespec()
-        guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time) == 0 else { return nil }
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-    }
-
-    private func sleep(for duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR {
-            request = remaining
-        }
-    }
-
     // MARK: Threads
 
     /// Starts a worker thread, already counted in `threadCount` and `startingThreads`; if the
     /// system refuses, the counts are taken back and the pool carries on with the threads it has.
-    private func startWorker() {
+    func startWorker() {
         if !startThread({ [self] in workerLoop() }) {
             lock.withLock {
                 state.threadCount -= 1
@@ -412,7 +235,7 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     /// Starts a detached thread running `body`; returns `false` if the system refused.
-    private func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+    func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
         let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)

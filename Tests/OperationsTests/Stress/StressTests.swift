@@ -13,19 +13,19 @@ import Dispatch
     /// cancellations before and during execution, observers, completion blocks, children added
     /// from bodies, asynchronous operations finishing on other threads) keep every invariant of
     /// ``InvariantChecker``, release every operation, and leave no thread behind.
-    @Test func randomGraphsAcrossQueuesKeepEveryInvariant() {
+    @Test func randomGraphsAcrossQueuesKeepEveryInvariant() async {
         let seed = StressEnvironment.seed()
         var statistics: [String: Int] = [:]
         let rounds = 6
         for round in 0..<rounds {
             let scenario = StressScenario.generate(seed: seed &+ UInt64(round), config: .short)
-            let outcome = StressHarness.run(scenario, config: .short)
+            let outcome = await onOwnThread { StressHarness.run(scenario, config: .short) }
             StressTests.report(outcome, testSeed: seed)
             if outcome.hung { return }
             statistics.merge(outcome.statistics, uniquingKeysWith: +)
         }
         print("stress: \(rounds) scenarios, \(StressTests.describe(statistics))")
-        if let violation = StressHarness.workerPoolIdleViolation() {
+        if let violation = await onOwnThread({ StressHarness.workerPoolIdleViolation() }) {
             Issue.record("stress seed \(seed): \(violation)")
         }
     }
@@ -33,7 +33,7 @@ import Dispatch
     /// The soak: fresh seeds for `OPERATIONS_SOAK_SECONDS` seconds, thousands of operations per
     /// round; prints rounds, operations and operations per second.
     @Test(.enabled(if: StressEnvironment.soakSeconds != nil, "set OPERATIONS_SOAK_SECONDS to run the soak"))
-    func soakKeepsEveryInvariantOverMillionsOfOperations() {
+    func soakKeepsEveryInvariantOverMillionsOfOperations() async {
         guard let seconds = StressEnvironment.soakSeconds else { return }
         let seed = StressEnvironment.seed()
         var rng = SplitMix64(seed: seed)
@@ -43,7 +43,7 @@ import Dispatch
         var rounds = 0, operations = 0, violations = 0, failedRounds = 0
         while clock.now - start < .seconds(seconds) {
             let scenario = StressScenario.generate(seed: roundSeed, config: .soak)
-            let outcome = StressHarness.run(scenario, config: .soak)
+            let outcome = await onOwnThread { StressHarness.run(scenario, config: .soak) }
             rounds += 1
             operations += outcome.operationCount
             if !outcome.violations.isEmpty {
@@ -53,7 +53,7 @@ import Dispatch
                 StressTests.report(outcome, testSeed: roundSeed)
             }
             if outcome.hung { break }
-            if let violation = StressHarness.workerPoolIdleViolation() {
+            if let violation = await onOwnThread({ StressHarness.workerPoolIdleViolation() }) {
                 violations += 1
                 Issue.record("stress seed \(roundSeed): \(violation)")
                 break
@@ -251,12 +251,12 @@ extension StressTests {
     /// swapping the handler), every other operation runs normally, and every operation is
     /// released at the end.
     @Suite(.serialized) struct Cycles {
-        @Test func backEdgesAreReportedAndWaitsEndExactlyTheOperationsOnTheirCycles() {
+        @Test func backEdgesAreReportedAndWaitsEndExactlyTheOperationsOnTheirCycles() async {
             let seed = StressEnvironment.seed()
             var cycles = 0
             for round in 0..<4 {
                 let scenario = StressScenario.generate(seed: seed &+ UInt64(round), config: .cycles)
-                let outcome = StressHarness.run(scenario, config: .cycles)
+                let outcome = await onOwnThread { StressHarness.run(scenario, config: .cycles) }
                 StressTests.report(outcome, testSeed: seed)
                 if outcome.hung { return }
                 cycles += outcome.cycleCount
