@@ -61,7 +61,8 @@ private final class Rendezvous: Sendable {
         let marker = ThreadLocal<BlockOp>()
         let sawStarter = EventLog<Bool>()
         let op = BlockOp()
-        op.addExecutionBlock { sawStarter.append(marker.value === op) }
+        // Unowned: an operation keeps its blocks, so a block that held it would keep it alive.
+        op.addExecutionBlock { [unowned op] in sawStarter.append(marker.value === op) }
         marker.withValue(op) {
             op.start()
         }

@@ -109,6 +109,7 @@ import Synchronization
         #expect(found.isEmpty)
         #expect(a.error == nil && b.error == nil)
         #expect(a.isReady && !b.isReady)
+        a.removeDependency(b)   // pending operations on a loop keep each other alive
     }
 
     @Test func aCycleClosedByAForwardEdgeIsFound() {
@@ -336,6 +337,7 @@ import Synchronization
             #expect(error.operations == [described("compile"), described("test"), described("link")])
             #expect(error.description.contains("Remove one of these dependencies"))
         }
+        compile.removeDependency(test)   // pending operations on a loop keep each other alive
     }
 
     @Test func explicitCheckHandlesLongChains() throws {
@@ -467,6 +469,40 @@ import Synchronization
         #expect(eventually { references.0.operation == nil }, "op1 is never released")
         #expect(eventually { references.1.operation == nil }, "op2 is never released")
         #expect(eventually { references.2.operation == nil }, "op3 is never released")
+    }
+
+    @Test func aFinishedOperationKeepsItsDependenciesThatHaveNone() {
+        // A one-operation fan-in, the sink created first: its dependencies are newer, but with
+        // no dependencies of their own they are on no loop, and stay held (and listed).
+        let sink = BlockOp {}
+        let queue = OpQueue()
+        do {
+            let sources = (0..<20).map { _ in BlockOp {} }
+            for source in sources { sink.addDependency(source) }
+            queue.addOperations(sources + [sink], waitUntilFinished: false)
+            #expect(queueEmpties(queue))
+        }
+        #expect(sink.dependencies.count == 20)
+    }
+
+    @Test func aLoopClosedLaterThroughADependencyHeldStronglyIsReleased() {
+        // d holds n strongly (n had no dependency when d finished); n then gets one, which closes
+        // a loop d → n → x → d among finished operations.
+        let references = (WeakOpBox(), WeakOpBox(), WeakOpBox())
+        do {
+            let d = BlockOp {}, x = BlockOp {}, n = BlockOp {}
+            d.addDependency(n)
+            n.start()
+            d.start()
+            n.addDependency(x)
+            x.addDependency(d)
+            x.start()
+            #expect(d.dependencies == [n] && n.dependencies == [x] && x.dependencies == [d])
+            references.0.set(d)
+            references.1.set(x)
+            references.2.set(n)
+        }
+        #expect(references.0.operation == nil && references.1.operation == nil && references.2.operation == nil)
     }
 
     @Test func aLoopClosedAmongFinishedOperationsIsReleased() {

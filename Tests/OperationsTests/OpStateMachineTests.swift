@@ -28,7 +28,7 @@ import Testing
         check(executing.startManually() == .misuse(.startWhileExecuting))
 
         var notReady = OpStateMachine()
-        _ = notReady.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false, serial: 0)
+        _ = notReady.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
         check(notReady.startManually() == .misuse(.startWhileNotReady))
 
         var enqueued = OpStateMachine()
@@ -48,7 +48,7 @@ import Testing
         check(ready.isScheduled)
 
         var waiting = OpStateMachine()
-        _ = waiting.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false, serial: 0)
+        _ = waiting.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
         check(waiting.enqueue(in: queue) == .wait)
         check(!waiting.isScheduled)
         check(waiting.dependencyFinished() == .schedule(queue, .init(priority: .normal, ticket: 0)))
@@ -83,7 +83,7 @@ import Testing
         let queue = OpQueue()
         var machine = OpStateMachine()
         _ = machine.enqueue(in: queue)
-        _ = machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false, serial: 0)
+        _ = machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
         check(machine.startFromQueue(ticket: 0) == .skip)
         check(!machine.isScheduled)
         check(machine.dependencyFinished() == .schedule(queue, .init(priority: .normal, ticket: 0)))
@@ -92,7 +92,7 @@ import Testing
     @Test func cancellationMakesAWaitingOperationReadyAndSchedulesIt() {
         let queue = OpQueue()
         var machine = OpStateMachine()
-        _ = machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false, serial: 0)
+        _ = machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
         _ = machine.enqueue(in: queue)
         check(!machine.isReady)
         let action = machine.cancel()
@@ -123,9 +123,9 @@ import Testing
         let a = BlockOp {}
         let b = BlockOp {}
         var machine = OpStateMachine()
-        check(machine.addDependency(a, dependencyIsUnfinished: true, isNewer: false, serial: 0) == .added(counted: true))
-        check(machine.addDependency(a, dependencyIsUnfinished: true, isNewer: false, serial: 0) == .alreadyPresent)
-        check(machine.addDependency(b, dependencyIsUnfinished: false, isNewer: false, serial: 0) == .added(counted: false))
+        check(machine.addDependency(a, dependencyIsUnfinished: true, isNewer: false) == .added(counted: true))
+        check(machine.addDependency(a, dependencyIsUnfinished: true, isNewer: false) == .alreadyPresent)
+        check(machine.addDependency(b, dependencyIsUnfinished: false, isNewer: false) == .added(counted: false))
         check(machine.unfinishedDependencyCount == 1)
         let removal = machine.removeDependency(a, wasCounted: true)
         check(removal.removed)
@@ -134,7 +134,7 @@ import Testing
 
         var executing = OpStateMachine()
         _ = executing.startManually()
-        check(executing.addDependency(a, dependencyIsUnfinished: true, isNewer: false, serial: 0) == .added(counted: false))
+        check(executing.addDependency(a, dependencyIsUnfinished: true, isNewer: false) == .added(counted: false))
         check(executing.unfinishedDependencyCount == 0)
     }
 
@@ -173,9 +173,9 @@ import Testing
         check(machine.takeCompletionBlock() != nil)
         check(machine.completionBlock == nil)
         check(machine.addWaiter {})
-        let (waiters, queue) = machine.complete(serial: 0)
+        let (waiters, queue, settles) = machine.complete()
         check(waiters.count == 2)
-        check(queue == nil && machine.queue == nil)
+        check(queue == nil && machine.queue == nil && !settles)
         check(!machine.addWaiter {})
     }
 

@@ -50,7 +50,7 @@ import Testing
     /// Builds a machine in `state` through legal events only.
     func make(_ state: State) -> OpStateMachine {
         var machine = OpStateMachine()
-        if state.blocked { _ = machine.addDependency(blocker, dependencyIsUnfinished: true, isNewer: false, serial: 0) }
+        if state.blocked { _ = machine.addDependency(blocker, dependencyIsUnfinished: true, isNewer: false) }
         if state.enqueued { _ = machine.enqueue(in: queue) }
         if state.phase == .pending {
             if state.cancelled { _ = machine.cancel() }
@@ -62,7 +62,7 @@ import Testing
         if state.phase == .executing { return machine }
         _ = machine.finish()
         if state.phase == .finishing { return machine }
-        _ = machine.complete(serial: 0)
+        _ = machine.complete()
         return machine
     }
 
@@ -149,7 +149,7 @@ import Testing
             case .failure(let error): return "misuse(\(error.misuse))"
             }
         case .addUnfinishedDependency:
-            switch machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false, serial: 0) {
+            switch machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false) {
             case .added(let counted): return counted ? "added(counted)" : "added(uncounted)"
             case .alreadyPresent: return "alreadyPresent"
             }

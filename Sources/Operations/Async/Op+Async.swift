@@ -18,10 +18,11 @@ extension Op {
            WaitDeadlocks.check(waitFor: self, holds: .task(running: current)) {
             return
         }
-        DependencyCycles.endCycles(reachableFrom: self)
+        let watch = CycleSearchingWait.watch { DependencyCycles.endCycles(reachableFrom: self) }
         await withCheckedContinuation { continuation in
             onCompletion { continuation.resume() }
         }
+        watch?.stop()
     }
 
     /// Suspends until the operation is finished; if `cancellingOnTaskCancellation` is `true` and

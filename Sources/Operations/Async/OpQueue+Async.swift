@@ -10,12 +10,13 @@ extension OpQueue {
         if let current = Op.currentTaskOperation {
             WaitDeadlocks.check(waitForAllIn: self, holds: .task(running: current))
         }
-        DependencyCycles.endCycles(blockingMembersOf: self)
+        let watch = CycleSearchingWait.watch { DependencyCycles.endCycles(blockingMembersOf: self) }
         await withCheckedContinuation { continuation in
             if !addEmptyWaiter({ continuation.resume() }) {
                 continuation.resume()
             }
         }
+        watch?.stop()
     }
 
     /// Adds several operations at once and, if `wait` is `true`, suspends until all of them have

@@ -34,24 +34,6 @@ struct RingBuffer<Element> {
         return element
     }
 
-    /// The element `offset` places from the front.
-    /// - Complexity: O(1).
-    subscript(offset: Int) -> Element {
-        get {
-            precondition(offset >= 0 && offset < count, "Internal inconsistency: ring buffer offset \(offset) of \(count)")
-            return storage[index(offset)]!
-        }
-        set {
-            precondition(offset >= 0 && offset < count, "Internal inconsistency: ring buffer offset \(offset) of \(count)")
-            storage[index(offset)] = newValue
-        }
-    }
-
-    private func index(_ offset: Int) -> Int {
-        let index = head + offset
-        return index >= storage.count ? index - storage.count : index
-    }
-
     /// The element at the front, or `nil` when empty.
     var first: Element? {
         count > 0 ? storage[head] : nil

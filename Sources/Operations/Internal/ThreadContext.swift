@@ -11,8 +11,8 @@ import Darwin
 ///
 /// One context per thread, in memory found through a single thread-specific key, so that
 /// entering and leaving a scope costs two plain stores. Every field is read and written only by
-/// the thread the context belongs to. The objects it names are unretained: each `with…` scope
-/// keeps a strong reference for its duration.
+/// the thread the context belongs to. The objects it names are unretained: the caller of each
+/// `with…` scope keeps them alive for its duration.
 ///
 /// The wait-deadlock checks read it to learn what the calling thread holds up: an operation
 /// whose body runs here cannot finish, one whose observers run here cannot move to its next
@@ -86,46 +86,58 @@ struct ThreadContext {
 
     // MARK: Scopes
 
+    // The scopes below are written out one by one, without a generic helper: they are on the
+    // path of every operation, and a generic helper over key paths costs value-witness calls and
+    // reference counting there. Each caller keeps the objects it passes alive for the scope (they
+    // are `self`, or held by a closure that runs the scope).
+
     /// Runs `body` with `operation` as the thread's ``operation``.
     @inline(__always)
-    static func withOperation<Result>(_ operation: Op?, _ body: () throws -> Result) rethrows -> Result {
-        try with(\.operation, operation, body)
+    static func withOperation<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = context.pointee.operation
+        context.pointee.operation = Unmanaged.passUnretained(operation)
+        defer { context.pointee.operation = previous }
+        return try body()
     }
 
     /// Runs `body` with `queue` as the thread's ``queue``.
     @inline(__always)
     static func withQueue<Result>(_ queue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
-        try with(\.queue, queue, body)
+        let context = current
+        let previous = context.pointee.queue
+        if let queue {
+            context.pointee.queue = Unmanaged.passUnretained(queue)
+        } else {
+            context.pointee.queue = nil
+        }
+        defer { context.pointee.queue = previous }
+        return try body()
     }
 
     /// Runs `body` with `operation` as the thread's ``completingOperation``.
     static func withCompletingOperation<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
-        try with(\.completingOperation, operation, body)
-    }
-
-    /// Runs `body` while the thread tells the dependents of `operation` that it finished.
-    @inline(__always)
-    static func withNotifying<Result>(_ operation: Op, _ body: () throws -> Result) rethrows -> Result {
-        try with(\.notifyingOperation, operation, body)
-    }
-
-    /// Runs `body` with `queue` as the queue whose drainer polls right after it.
-    @inline(__always)
-    static func withPollingQueue<Result>(_ queue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
-        try with(\.pollingQueue, queue, body)
-    }
-
-    /// Runs `body` with `object` in the thread's `field`, then puts back what was there; `object`
-    /// is kept alive meanwhile.
-    @inline(__always)
-    private static func with<Object: AnyObject, Result>(
-        _ field: WritableKeyPath<ThreadContext, Unmanaged<Object>?>, _ object: Object?, _ body: () throws -> Result
-    ) rethrows -> Result {
         let context = current
-        let previous = context.pointee[keyPath: field]
-        context.pointee[keyPath: field] = object.map(Unmanaged.passUnretained)
-        defer { context.pointee[keyPath: field] = previous }
-        return try withExtendedLifetime(object) { try body() }
+        let previous = context.pointee.completingOperation
+        context.pointee.completingOperation = Unmanaged.passUnretained(operation)
+        defer { context.pointee.completingOperation = previous }
+        return try body()
+    }
+
+    /// Runs `body` while the thread tells the dependents of `operation` that it finished, with
+    /// `pollingQueue` as the queue whose drainer polls right after it (if any).
+    @inline(__always)
+    static func withNotifying<Result>(_ operation: Op, pollingQueue: OpQueue?, _ body: () throws -> Result) rethrows -> Result {
+        let context = current
+        let previous = (context.pointee.notifyingOperation, context.pointee.pollingQueue)
+        context.pointee.notifyingOperation = Unmanaged.passUnretained(operation)
+        if let pollingQueue {
+            context.pointee.pollingQueue = Unmanaged.passUnretained(pollingQueue)
+        } else {
+            context.pointee.pollingQueue = nil
+        }
+        defer { (context.pointee.notifyingOperation, context.pointee.pollingQueue) = previous }
+        return try body()
     }
 
     /// Runs `body`, which calls the observers of a change of `operation`, as a ``Delivery``.
@@ -133,7 +145,7 @@ struct ThreadContext {
         let context = current
         context.pointee.deliveries.append(Delivery(operation: Unmanaged.passUnretained(operation), hasLeftQueue: hasLeftQueue))
         defer { context.pointee.deliveries.removeLast() }
-        return try withExtendedLifetime(operation) { try body() }
+        return try body()
     }
 
     // MARK: Reading

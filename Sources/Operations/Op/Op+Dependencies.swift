@@ -1,3 +1,5 @@
+import Synchronization
+
 extension Op {
     /// The operations that must finish before this one can start, in the order they were added.
     ///
@@ -18,14 +20,23 @@ extension Op {
         if operation === self {
             misuse("\(self) cannot depend on itself. Remove the addDependency(_:) call, or make it depend on a different operation.")
         }
-        let (result, registry): (OpStateMachine.AddDependencyResult, ObserverRegistry?) = withBothLocked(operation) {
+        let (result, registry, isFirstDependency): (OpStateMachine.AddDependencyResult, ObserverRegistry?, Bool) = withBothLocked(operation) {
             let dependencyIsUnfinished = !operation.machine.isFinished
+            let isNewer = operation.serial > serial
+            // An operation finished for good holds a newer dependency weakly if it could be on a
+            // loop (see `settleDependencies()`); both locks are held, so no fence is needed.
+            var holdsWeakly = false
+            if isNewer, machine.lifecycle == .finished {
+                holdsWeakly = operation.machine.hasHadDependencies
+                if !holdsWeakly { operation.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed) }
+            }
+            let isFirstDependency = !machine.hasHadDependencies
             let result = transitionLocked { machine in
                 // The list is only copied for an observer that asked for its values: copying it on
                 // every call would make building a large fan-in quadratic.
                 let old = machine.observedDependencies()
                 let result = machine.addDependency(operation, dependencyIsUnfinished: dependencyIsUnfinished,
-                                                   isNewer: operation.serial > serial, serial: serial)
+                                                   isNewer: isNewer, holdsWeakly: holdsWeakly)
                 if case .added = result {
                     machine.recordDependencyChange(from: old)
                 }
@@ -35,7 +46,15 @@ extension Op {
                 let registered = operation.machine.addDependent(self)
                 precondition(registered, "Internal inconsistency: an unfinished dependency refused its dependent")
             }
-            return (result, machine.registry)
+            return (result, machine.registry, isFirstDependency)
+        }
+        if case .added = result, isFirstDependency {
+            // Its first dependency: if a finished operation holds this one strongly, the new edge
+            // could close a loop (see `settleDependencies()`); the fence pairs with that side's.
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if isHeldByFinishedOlderOperation.load(ordering: .relaxed) {
+                withState { $0.weakenEveryDependency() }
+            }
         }
         if case .added(let counted) = result {
             deliver(registry)

@@ -1,3 +1,5 @@
+import Synchronization
+
 // Starting, finishing and completing an operation: the storage performs what the state machine's
 // start, finish and complete events return (see the words at the top of `OpStateMachine`).
 
@@ -125,27 +127,25 @@ extension Op {
         // they run, the thread context names this operation: it still holds its slot, and leaves
         // its queue only afterwards.
         let pollingQueue = releasesSlot ? nil : finish.queue
-        ThreadContext.withNotifying(self) {
-            if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
-                let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
-                ThreadContext.withPollingQueue(registry == nil ? pollingQueue : nil) {
-                    dependent.performReadiness(readiness)
-                }
+        if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
+            let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+            ThreadContext.withNotifying(self, pollingQueue: registry == nil ? pollingQueue : nil) {
+                dependent.performReadiness(readiness)
                 dependent.deliver(registry)
-                return
             }
-            var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
-            var observed: [(Op, ObserverRegistry)] = []
-            for dependent in finish.dependents {
-                let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
-                if case .schedule(let queue, let schedule) = readiness {
-                    ready.append((dependent, queue, schedule))
-                }
-                if let registry { observed.append((dependent, registry)) }
+            return
+        }
+        var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+        var observed: [(Op, ObserverRegistry)] = []
+        for dependent in finish.dependents {
+            let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+            if case .schedule(let queue, let schedule) = readiness {
+                ready.append((dependent, queue, schedule))
             }
-            ThreadContext.withPollingQueue(observed.isEmpty ? pollingQueue : nil) {
-                OpQueue.scheduleTogether(ready)
-            }
+            if let registry { observed.append((dependent, registry)) }
+        }
+        ThreadContext.withNotifying(self, pollingQueue: observed.isEmpty ? pollingQueue : nil) {
+            OpQueue.scheduleTogether(ready)
             for (dependent, registry) in observed {
                 dependent.deliver(registry)
             }
@@ -160,10 +160,42 @@ extension Op {
             queue.leave(self)
             return
         }
-        let (waiters, left) = withState { $0.complete(serial: serial) }
+        let (waiters, left, settles) = withState { $0.complete() }
         withExtendedLifetime(left) {}   // released outside the lock: it may be the last reference
+        if settles {
+            settleDependencies()
+        }
         for waiter in waiters {
             waiter()
+        }
+    }
+
+    /// The operation is finished for good and needs its dependencies no more: it holds weakly,
+    /// from now on, those that could be on a loop of dependencies, so that a loop among finished
+    /// operations does not keep them alive (`dependencies` still lists them while they live).
+    ///
+    /// Every loop has an edge to an operation created after its dependent (following only edges
+    /// to older operations never comes back), so only newer dependencies are candidates, and of
+    /// those only the ones that ever had a dependency themselves: a dependency without any is on
+    /// no loop (a one-operation fan-in keeps all of its dependencies, and no weak reference is
+    /// made). Such a dependency is told that a finished operation holds it strongly
+    /// (`isHeldByFinishedOlderOperation`): if it gets a dependency later, that could close a loop
+    /// through the held edge, so it then holds every dependency weakly once finished.
+    ///
+    /// The two sides meet without a lock: this side marks the dependency and then reads whether it
+    /// had a dependency; the dependency's side records its first dependency and then reads the
+    /// mark, each with a full fence in between, so at least one of them sees the other.
+    final func settleDependencies() {
+        withState { machine in
+            var weakened: Set<ObjectIdentifier> = []
+            for dependency in machine.newerDependencies(than: serial) {
+                dependency.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed)
+                atomicMemoryFence(ordering: .sequentiallyConsistent)
+                if dependency.flags.load(ordering: .relaxed) & Flags.hadDependencies != 0 {
+                    weakened.insert(ObjectIdentifier(dependency))
+                }
+            }
+            machine.weaken(weakened)
         }
     }
 }

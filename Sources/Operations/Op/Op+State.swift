@@ -42,7 +42,8 @@ extension Op {
     final func lifecycleTransition<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
         let stripe = LockTable.stripe(for: self)
         LockTable.lock(stripe)
-        let registry = machine.registry
+        // Most operations have no extras, so no observers: one load tells.
+        let registry = machine.extras == nil ? nil : machine.registry
         let firstChange = registry?.recordCount
         let result = transitionLocked(body)
         LockTable.unlock(stripe)

@@ -4,8 +4,8 @@ extension Op {
     /// Blocks the calling thread until the operation is finished and its completion block has
     /// returned.
     ///
-    /// If the operation is on a dependency cycle, or waits for one, the cycle is ended first
-    /// (see ``DependencyCycleError``), so the wait returns.
+    /// If the operation is on a dependency cycle, or waits for one, the cycle is ended once the
+    /// wait has lasted a moment (see ``DependencyCycleError``), so the wait returns.
     ///
     /// - Important: A wait that could never return traps with an explanation instead of freezing:
     ///   waiting from inside the operation itself, from an operation of a width-1 queue on an
@@ -22,11 +22,10 @@ extension Op {
         // (it would otherwise wait for itself).
         if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return }
         if WaitDeadlocks.checkWait(for: self) { return }
-        DependencyCycles.endCycles(reachableFrom: self)
         let semaphore = DispatchSemaphore(value: 0)
         let registered = withState { $0.addWaiter { semaphore.signal() } }
         if registered {
-            semaphore.wait()
+            CycleSearchingWait.block(on: semaphore) { DependencyCycles.endCycles(reachableFrom: self) }
         }
     }
 

@@ -44,17 +44,26 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     // path. They would still catch an overlapping access within one thread (a transition that
     // reaches back into the state it is changing), so the checked build
     // (`-D OPERATIONS_INTERNAL_CHECKS`, run by CI) turns them back on.
+    //
+    // The order of the stored properties keeps the object small: the one-byte fields fill the
+    // padding after the machine (a pending operation is about 160 bytes with its header).
     #if OPERATIONS_INTERNAL_CHECKS
     final var machine = OpStateMachine()
-    final var membership = QueueMembership()
     #else
     @exclusivity(unchecked) final var machine = OpStateMachine()
-    @exclusivity(unchecked) final var membership = QueueMembership()
     #endif
     final let flags = Atomic<UInt8>(Flags.ready)
     final let isAsynchronousStorage: Bool
+    /// Set by a finished, older operation that holds this one strongly as a dependency (see
+    /// ``settleDependencies()``).
+    final let isHeldByFinishedOlderOperation = Atomic<Bool>(false)
     /// The order of creation, used to make cycle detection on new dependencies cheap.
     final let serial: UInt64 = Op.serialCounter.add(1, ordering: .relaxed).newValue
+    #if OPERATIONS_INTERNAL_CHECKS
+    final var membership = QueueMembership()
+    #else
+    @exclusivity(unchecked) final var membership = QueueMembership()
+    #endif
     /// Relaxed: serial numbers only need to be unique.
     private static let serialCounter = Atomic<UInt64>(0)
 
@@ -64,6 +73,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         static let executing: UInt8 = 1 << 1
         static let finished: UInt8 = 1 << 2
         static let ready: UInt8 = 1 << 3
+        /// Not observable: the operation ever had a dependency (see ``settleDependencies()``).
+        static let hadDependencies: UInt8 = 1 << 4
     }
 
     /// Creates an operation that runs ``main()`` synchronously when started.

@@ -78,6 +78,13 @@ struct OpStateMachine {
     /// Whether a dependency was created after this operation (a "backward" edge, by serial
     /// number): only such a dependency can close a loop of strong references.
     private(set) var hasNewerDependency = false
+    /// Whether the operation ever had a dependency (mirrored in ``Op/Flags/hadDependencies``).
+    /// One that never had any is on no loop of dependencies, so a finished operation can keep
+    /// holding it strongly (see ``Op/settleDependencies()``).
+    private(set) var hasHadDependencies = false
+    /// Whether every dependency is held weakly once the operation is finished: it got one while
+    /// a finished, older operation held it strongly (see ``Op/settleDependencies()``).
+    private(set) var weakensEveryDependency = false
     /// Counts the changes of the dependency list, so that a check made twice can tell that the
     /// list did not change in between (see ``DependencyCycle``). Wraps.
     private(set) var dependencyVersion: UInt32 = 0
@@ -108,8 +115,8 @@ struct OpStateMachine {
         var registry: ObserverRegistry?
         /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
         var dependencySet: Set<ObjectIdentifier>?
-        /// The dependencies of a finished operation that had a newer one, replacing
-        /// `dependencyList` (see ``OpStateMachine/settleDependencies(newerThan:)``).
+        /// The dependencies of a finished operation of which some are held weakly, replacing
+        /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
         var settledDependencies: [SettledDependency]?
     }
 
@@ -143,11 +150,14 @@ struct OpStateMachine {
 
     /// Whether `operation` is one of the dependencies.
     func lists(_ operation: Op) -> Bool {
-        if let settled = extras?.settledDependencies {
-            return settled.contains { $0.names(operation) }
-        }
-        if let set = extras?.dependencySet {
-            return set.contains(ObjectIdentifier(operation))
+        if let extras {
+            // A set while there are many (never together with the settled list).
+            if let set = extras.dependencySet {
+                return set.contains(ObjectIdentifier(operation))
+            }
+            if let settled = extras.settledDependencies {
+                return settled.contains { $0.names(operation) }
+            }
         }
         return dependencyList.contains { $0 === operation }
     }
@@ -222,7 +232,7 @@ struct OpStateMachine {
 
     /// The observable flags, packed as in ``Op/Flags``.
     var flags: UInt8 {
-        var value: UInt8 = 0
+        var value: UInt8 = hasHadDependencies ? Op.Flags.hadDependencies : 0
         if isCancelled { value |= Op.Flags.cancelled }
         if lifecycle == .executing { value |= Op.Flags.executing }
         if isFinished { value |= Op.Flags.finished }
@@ -267,23 +277,24 @@ struct OpStateMachine {
 
     /// Records `dependency`. It holds the operation back only if it is unfinished and the
     /// operation has not started (adding a dependency to a started operation has no effect).
-    /// `isNewer` says whether the dependency was created after this operation, whose serial
-    /// number is `serial`.
+    /// `isNewer` says whether the dependency was created after this operation. For an operation
+    /// that is finished for good, `holdsWeakly` says whether to hold the new dependency weakly
+    /// (see ``Op/addDependency(_:)``).
     mutating func addDependency(_ dependency: Op, dependencyIsUnfinished: Bool, isNewer: Bool,
-                                serial: UInt64) -> AddDependencyResult {
+                                holdsWeakly: Bool = false) -> AddDependencyResult {
         if lists(dependency) {
             return .alreadyPresent
         }
         dependencyVersion &+= 1
-        if isNewer {
-            hasNewerDependency = true
-            if lifecycle == .finished {
-                // A loop closed among finished operations: hold the new one weakly.
-                settleDependencies(newerThan: serial)
-            }
+        hasHadDependencies = true
+        if isNewer { hasNewerDependency = true }
+        let isWeak = lifecycle == .finished && (holdsWeakly || weakensEveryDependency)
+        if isWeak {
+            weaken([])
+            settle()
         }
         if let settled = extras?.settledDependencies {
-            extras!.settledDependencies = settled + [isNewer ? .weak(WeakOp(dependency)) : .strong(dependency)]
+            extras!.settledDependencies = settled + [isWeak ? .weak(WeakOp(dependency)) : .strong(dependency)]
             return .added(counted: false)
         }
         dependencyList.append(dependency)
@@ -559,37 +570,49 @@ struct OpStateMachine {
     }
 
     /// The completion block has returned (or there was none) and the operation has left its
-    /// queue: it is finished for good. Its dependencies newer than itself (its serial number is
-    /// `serial`) are settled. Returns the waiters to release, and the queue, which the storage
-    /// releases after unlocking.
-    mutating func complete(serial: UInt64) -> (waiters: [@Sendable () -> Void], queue: OpQueue?) {
+    /// queue: it is finished for good. Returns the waiters to release, the queue (which the
+    /// storage releases after unlocking), and whether some dependencies may have to be held
+    /// weakly from now on (see ``Op/settleDependencies()``).
+    mutating func complete() -> (waiters: [@Sendable () -> Void], queue: OpQueue?, settles: Bool) {
         precondition(lifecycle == .finishing, "Internal inconsistency: complete() in \(lifecycle)")
         lifecycle = .finished
-        if hasNewerDependency {
-            settleDependencies(newerThan: serial)
-        }
-        let result = (waiters, queue)
+        let result = (waiters, queue, hasNewerDependency || weakensEveryDependency)
         extras?.waiters = []
         queue = nil
         return result
     }
 
-    /// Holds the dependencies newer than the operation (whose serial number is `serial`) weakly
-    /// from now on. Called once the operation is finished for good: it needs its dependencies no
-    /// more, and only lists them.
-    ///
-    /// Every loop of dependencies has an edge to a newer operation (following only edges to older
-    /// ones never comes back). Once every operation of a loop is finished, each such edge is
-    /// weak, so the loop no longer keeps its operations alive, whether it was a dependency cycle
-    /// that was broken or ended, or a loop closed through an operation that was cancelled or had
-    /// finished already.
-    private mutating func settleDependencies(newerThan serial: UInt64) {
-        guard extras?.settledDependencies == nil else { return }
-        let settled = dependencyList.map { dependency -> SettledDependency in
-            dependency.serial > serial ? .weak(WeakOp(dependency)) : .strong(dependency)
+    /// The dependencies created after this operation (whose serial number is `serial`).
+    func newerDependencies(than serial: UInt64) -> [Op] {
+        dependencyList.array.filter { $0.serial > serial }
+    }
+
+    /// A finished, older operation holds this one strongly, and it has a dependency now: hold
+    /// every dependency weakly once finished (at once, if it is finished already).
+    mutating func weakenEveryDependency() {
+        weakensEveryDependency = true
+        weaken([])
+    }
+
+    /// Holds the dependencies in `operations` weakly from now on (every dependency, if
+    /// `weakensEveryDependency`). Called once the operation is finished for good: it needs its
+    /// dependencies no more, and only lists them.
+    mutating func weaken(_ operations: Set<ObjectIdentifier>) {
+        guard lifecycle == .finished, !operations.isEmpty || weakensEveryDependency else { return }
+        settle()
+        let every = weakensEveryDependency
+        extras!.settledDependencies = extras!.settledDependencies!.map { dependency in
+            guard case .strong(let operation) = dependency,
+                  every || operations.contains(ObjectIdentifier(operation)) else { return dependency }
+            return .weak(WeakOp(operation))
         }
+    }
+
+    /// Moves the dependencies to the list that can hold some of them weakly, if not done yet.
+    private mutating func settle() {
+        guard extras?.settledDependencies == nil else { return }
         let extras = ensureExtras()
-        extras.settledDependencies = settled
+        extras.settledDependencies = dependencyList.map { .strong($0) }
         extras.dependencySet = nil
         dependencyList = SmallList()
     }
@@ -598,13 +621,17 @@ struct OpStateMachine {
     /// operation is deallocated, to release long chains without deep recursion.
     mutating func takeDependencies() -> SmallList<Op> {
         var taken = dependencyList
-        for case .strong(let dependency) in extras?.settledDependencies ?? [] {
-            taken.append(dependency)
-        }
         dependencyList = SmallList()
         unfinishedDependencyCount = 0
-        extras?.dependencySet = nil
-        extras?.settledDependencies = nil
+        if let extras {
+            extras.dependencySet = nil
+            if let settled = extras.settledDependencies {
+                for case .strong(let dependency) in settled {
+                    taken.append(dependency)
+                }
+                extras.settledDependencies = nil
+            }
+        }
         return taken
     }
 

@@ -17,6 +17,10 @@ extension OpQueue {
     /// before it yields.
     private static let drainerTimeSlice: UInt64 = 2_000_000
 
+    /// How often a drainer on the worker pool tells the pool's monitor that it gets things done
+    /// while jobs wait (the monitor looks about every millisecond).
+    private static let progressNoteInterval: UInt64 = 250_000
+
     /// How long a drainer on a Dispatch queue keeps going before it hands the Dispatch queue back
     /// (another drainer is submitted behind the queue's other work).
     static let dispatchQueueTimeSlice: UInt64 = 1_000_000
@@ -33,6 +37,7 @@ extension OpQueue {
     private final func drainLoop(sharing: Bool) {
         withLock { machine.drainerStarted() }
         let started = DispatchTime.now().uptimeNanoseconds
+        var noted = started
         var releasing = false
         var leaving: Op?
         while true {
@@ -85,12 +90,16 @@ extension OpQueue {
                     return
                 }
             } else if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
-                // Jobs wait: tell the pool's monitor this worker gets things done, and after a
-                // slice let other queues' jobs have it: the operation that finished leaves, the
-                // slot goes back (in one lock acquisition, before any observer runs), and another
-                // drainer is requested if work remains.
-                WorkerPool.noteProgress()
-                if DispatchTime.now().uptimeNanoseconds - started > OpQueue.drainerTimeSlice {
+                // Jobs wait: tell the pool's monitor, now and then, that this worker gets things
+                // done, and after a slice let other queues' jobs have it: the operation that
+                // finished leaves, the slot goes back (in one lock acquisition, before any
+                // observer runs), and another drainer is requested if work remains.
+                let now = DispatchTime.now().uptimeNanoseconds
+                if now - noted > OpQueue.progressNoteInterval {
+                    WorkerPool.noteProgress()
+                    noted = now
+                }
+                if now - started > OpQueue.drainerTimeSlice {
                     yield(leaving: leaving, releasingSlot: releasing)
                     return
                 }

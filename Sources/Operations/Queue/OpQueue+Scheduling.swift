@@ -6,7 +6,8 @@ extension OpQueue {
     final func enqueue<Operations: Collection<Op>>(_ operations: Operations) {
         var drainerRequested = false
         var stallCheck: UInt64?
-        var refused: (operation: Op, misuse: OpStateMachine.Misuse)?
+        var refused: Op?
+        var misuse = OpStateMachine.Misuse.enqueueWhileEnqueued
         var barriers = 0
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
@@ -16,14 +17,14 @@ extension OpQueue {
                 // refused one never touches this queue's fields. Holding the queue's lock, no
                 // readiness change can reach the queue in between.
                 let enqueued = operation.withState { $0.enqueue(in: self) }
-                if case .misuse(let misuse) = enqueued {
+                if case .misuse(let refusal) = enqueued {
                     // Trapped below, outside the lock: the message calls `description`, which a
                     // subclass may override.
-                    refused = (operation, misuse)
+                    refused = operation
+                    misuse = refusal
                     break
                 }
-                machine.addMember(operation)
-                if operation.membership.isBarrier { barriers += 1 }
+                if machine.addMember(operation) { barriers += 1 }
                 if case .schedule(let schedule) = enqueued {
                     let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
                     drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
@@ -34,12 +35,14 @@ extension OpQueue {
         }
         if barriers > 0 { DependencyCycles.pendingBarriers.add(barriers, ordering: .relaxed) }
         if let refused {
-            refused.operation.trap(refused.misuse)
+            refused.trap(misuse)
         }
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if drainerRequested { startDrainer() }
         if changes.recorded { registryDeliver() }
-        CycleWatch.noteEnqueued(operations)
+        if CycleWatch.count.load(ordering: .relaxed) > 0 {
+            CycleWatch.noteEnqueued(operations)
+        }
     }
 
     /// Puts a member that became ready on the ready list.
@@ -96,7 +99,9 @@ extension OpQueue {
         let countBefore = machine.operationCount
         let operationsBefore = observedOperations()
         let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
-        if operation.membership.isBarrier { DependencyCycles.pendingBarriers.subtract(1, ordering: .relaxed) }
+        if action.barrierLeft {
+            DependencyCycles.pendingBarriers.subtract(1, ordering: .relaxed)
+        }
         let discarded = machine.takeDiscarded()
         registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
         var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)

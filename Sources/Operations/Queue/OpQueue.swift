@@ -50,12 +50,14 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// in the checked build (see `Lock.swift`).
     #if OPERATIONS_INTERNAL_CHECKS
     final var machine = OpQueueStateMachine()
-    #else
-    @exclusivity(unchecked) final var machine = OpQueueStateMachine()
-    #endif
-    private var storedName: String?
     final var storedUnderlyingQueue: DispatchQueue?
     final var storedQualityOfService: DispatchQoS.QoSClass = .default
+    #else
+    @exclusivity(unchecked) final var machine = OpQueueStateMachine()
+    @exclusivity(unchecked) final var storedUnderlyingQueue: DispatchQueue?
+    @exclusivity(unchecked) final var storedQualityOfService: DispatchQoS.QoSClass = .default
+    #endif
+    private var storedName: String?
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()
@@ -303,10 +305,9 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     @available(*, noasync, message: "Use `await waitUntilAllOperationsAreFinished()`, which suspends instead of blocking a thread")
     open func waitUntilAllOperationsAreFinished() {
         WaitDeadlocks.checkWaitForAll(in: self)
-        DependencyCycles.endCycles(blockingMembersOf: self)
         let semaphore = DispatchSemaphore(value: 0)
         if addEmptyWaiter({ semaphore.signal() }) {
-            semaphore.wait()
+            CycleSearchingWait.block(on: semaphore) { DependencyCycles.endCycles(blockingMembersOf: self) }
         }
     }
 

@@ -31,6 +31,8 @@ struct OpQueueStateMachine {
         var waiters: [@Sendable () -> Void] = []
         /// An operation that left the queue, to be released outside the lock.
         var departed: Op?
+        /// Whether the operation that left was a barrier.
+        var barrierLeft = false
     }
 
     /// What a drainer must do next.
@@ -69,13 +71,8 @@ struct OpQueueStateMachine {
     // Barriers.
     private(set) var barrierCount = 0
     private(set) var completedBarriers = 0
-    /// Members per epoch, from `completedBarriers` on, barriers not included (a ring buffer: the
-    /// first epoch goes when its barrier leaves).
-    private(set) var epochCounts: RingBuffer<Int> = {
-        var counts = RingBuffer<Int>()
-        counts.append(0)
-        return counts
-    }()
+    /// Members per epoch, from `completedBarriers` on, barriers not included.
+    private(set) var epochCounts = EpochCounts()
     /// Ready barriers by epoch.
     private(set) var readyBarriers: [Int: (entry: Entry, priority: Op.QueuePriority)] = [:]
     /// Ready operations of later epochs, by epoch.
@@ -98,16 +95,19 @@ struct OpQueueStateMachine {
 
     // MARK: Membership
 
-    /// Records a new member. `isBarrier` members hold back everything added after them.
-    mutating func addMember(_ operation: Op) {
+    /// Records a new member. `isBarrier` members hold back everything added after them. Returns
+    /// whether the member is a barrier.
+    @discardableResult
+    mutating func addMember(_ operation: Op) -> Bool {
         members.append(operation)
         operation.membership.epoch = barrierCount
         if operation.membership.isBarrier {
             barrierCount += 1
             epochCounts.append(0)
-        } else {
-            epochCounts[barrierCount - completedBarriers] += 1
+            return true
         }
+        epochCounts[barrierCount - completedBarriers] += 1
+        return false
     }
 
     /// A member finished for good (its completion block returned).
@@ -120,7 +120,8 @@ struct OpQueueStateMachine {
                          "Internal inconsistency: barrier of epoch \(operation.membership.epoch) left early")
             readyBarriers[operation.membership.epoch] = nil
             completedBarriers += 1
-            _ = epochCounts.popFirst()
+            action.barrierLeft = true
+            epochCounts.removeFirst()
             if let released = held.removeValue(forKey: completedBarriers) {
                 for item in released {
                     ready.push(item.entry, priority: item.priority)

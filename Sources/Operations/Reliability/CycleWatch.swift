@@ -78,9 +78,8 @@ enum CycleWatch {
     }
 
     /// Some operations were added to a queue: a watched cycle whose operations are now all in
-    /// queues starts its grace period.
+    /// queues starts its grace period. Callers skip it while ``count`` is zero.
     static func noteEnqueued<Operations: Sequence<Op>>(_ operations: Operations) {
-        guard count.load(ordering: .relaxed) > 0 else { return }
         let serials = Set(operations.map(\.serial))
         let keys = entries.withLockedValue { entries in
             entries.filter { !$0.value.isArmed && $0.key.contains(where: serials.contains) }.map(\.key)

@@ -10,9 +10,9 @@ import Synchronization
 ///
 /// **Ended.** A cycle is ended, each of its operations cancelled with a ``DependencyCycleError``
 /// (none of their bodies runs, and their queues go on), only where it would freeze otherwise:
-/// when a thread or task waits for one of its operations, for an operation that waits for one
-/// (``endCycles(reachableFrom:)``), or for a queue that holds one
-/// (``endCycles(blockingMembersOf:)``); or when all its operations are in queues and it has
+/// when a thread or task waits (for a moment: ``CycleSearchingWait``) for one of its operations,
+/// for an operation that waits for one (``endCycles(reachableFrom:)``), or for a queue that holds
+/// one (``endCycles(blockingMembersOf:)``); or when all its operations are in queues and it has
 /// stayed unbroken for ``OpQueue/dependencyCycleGracePeriod`` (``CycleWatch``). Before ending a
 /// cycle, ``end(_:)`` checks every edge again (``DependencyCycle/isIntact()``), so that concurrent
 /// changes never end operations that were not on a cycle at one moment.
@@ -137,14 +137,14 @@ enum DependencyCycles {
 
     // MARK: Ending
 
-    /// Called before a thread or task waits for `operation`: ends every cycle that it waits for,
+    /// Called while a thread or task waits for `operation`: ends every cycle that it waits for,
     /// directly or through other operations, so that the wait returns.
     static func endCycles(reachableFrom operation: Op) {
         guard mayExist else { return }
         endCycles(from: [operation])
     }
 
-    /// Called before a thread or task waits for `queue` to become empty: ends every cycle that a
+    /// Called while a thread or task waits for `queue` to become empty: ends every cycle that a
     /// member of the queue waits for.
     static func endCycles(blockingMembersOf queue: OpQueue) {
         guard mayExist else { return }
