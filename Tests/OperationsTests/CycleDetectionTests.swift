@@ -190,6 +190,27 @@ import Synchronization
         #expect(ended.count == 1)
     }
 
+    @Test func anAsyncWaitThatSearchedReleasesWhatItWaitedForWhenItEnds() async throws {
+        // The wait lasts past the first search (the cycle is found then); the next search would
+        // come a second later, and must not keep the operations alive until then.
+        let references = (WeakOpBox(), WeakOpBox())
+        do {
+            let a = named("a"), b = named("b")
+            references.0.set(a)
+            references.1.set(b)
+            a.addDependency(b)
+            b.addDependency(a)
+            await a.waitUntilFinished()
+            #expect(a.error is DependencyCycleError)
+        }
+        let deadline = ContinuousClock.now + .milliseconds(500)
+        while references.0.operation != nil || references.1.operation != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(references.0.operation == nil && references.1.operation == nil,
+                "the operations outlived the wait until its next scheduled search")
+    }
+
     @Test func awaitingAQueueThatHoldsACycleEndsIt() async {
         let a = named("a"), b = named("b")
         a.addDependency(b)

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// How a wait ends the dependency cycles that it waits for.
 ///
@@ -39,23 +38,29 @@ enum CycleSearchingWait {
     }
 
     /// The searches of one `async` wait.
+    ///
+    /// The search (which holds what the wait waits for) is dropped as soon as the wait is over: a
+    /// search scheduled for later holds only this watch, so nothing waited for outlives its wait
+    /// by up to ``longestInterval``.
     final class Watch: Sendable {
-        private let isStopped = Atomic<Bool>(false)
-        private let search: @Sendable () -> Void
+        private let search: LockedBox<(@Sendable () -> Void)?>
 
         fileprivate init(search: @escaping @Sendable () -> Void) {
-            self.search = search
+            self.search = LockedBox(search)
         }
 
         /// The wait is over: no more searches.
         func stop() {
-            // Releasing: the scheduled search that sees it must not search any more.
-            isStopped.store(true, ordering: .releasing)
+            let search = self.search.withLockedValue { search in
+                defer { search = nil }
+                return search
+            }
+            withExtendedLifetime(search) {}   // released outside the lock
         }
 
         fileprivate func schedule(after interval: Duration) {
             DispatchQueue.global().asyncAfter(deadline: .now() + dispatchInterval(interval)) { [self] in
-                guard !isStopped.load(ordering: .acquiring) else { return }
+                guard let search = self.search.withLockedValue({ $0 }) else { return }
                 search()
                 schedule(after: nextInterval(after: interval))
             }
