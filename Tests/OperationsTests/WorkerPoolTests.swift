@@ -38,6 +38,22 @@ import Darwin
         #expect(add(blocked: 2, threads: 2, pending: 5) == 5)
     }
 
+    @Test func onlyAWorkerAsleepInTheSameJobCountsAsBlocked() {
+        var load = WorkerPool.Load()
+        load.count(.blocked, moved: false, inJob: true)    // asleep in its job since the last look
+        load.count(.blocked, moved: true, inJob: true)     // asleep in a job it took since
+        load.count(.blocked, moved: false, inJob: false)   // asleep outside any job: the pool's lock
+        load.count(.runnable, moved: false, inJob: true)
+        #expect(load.blockedWorkers == 1 && load.runnableWorkers == 3 && load.madeProgress)
+        // Two CPU-bound workers that both wait for the pool's lock (held by a preempted
+        // submitter) with thousands of jobs queued: no thread is added.
+        var waitingForTheLock = WorkerPool.Load()
+        waitingForTheLock.count(.blocked, moved: false, inJob: false)
+        waitingForTheLock.count(.blocked, moved: false, inJob: false)
+        #expect(WorkerPool.threadsToAdd(load: waitingForTheLock, threads: 2, starting: 0, pending: 2_000,
+                                        cores: 2, limit: 256) == 0)
+    }
+
     @Test func anIdleCoreNextToBusyOnesGetsOneThread() {
         #expect(add(runnable: 1, blocked: 1, threads: 2, pending: 3) == 1)
         #expect(add(runnable: 1, blocked: 30, threads: 31, pending: 3, cores: 4) == 3)

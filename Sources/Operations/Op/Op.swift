@@ -88,13 +88,17 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
-        for dependentSerial in machine.waitingDependentSerials {
-            DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
+        if !machine.dependents.isEmpty {
+            for dependentSerial in machine.waitingDependentSerials {
+                DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
+            }
         }
         // An operation keeps its dependencies alive; releasing the last operation of a long chain
         // recursively would overflow the stack, so its dependencies are released iteratively.
-        var dependencies = machine.takeDependencies()
-        ReleaseTrampoline.release(&dependencies)
+        if machine.hasHadDependencies {
+            var dependencies = machine.takeDependencies()
+            ReleaseTrampoline.release(&dependencies)
+        }
     }
 
     // MARK: Work

@@ -13,7 +13,7 @@ import Darwin
 /// says it is doing.
 final class Worker: @unchecked Sendable {
     // @unchecked Sendable: `isRetired` is written and read only by the worker's own thread;
-    // `progress` is atomic; the other members are immutable or thread-safe.
+    // `progress` and `isInJob` are atomic; the other members are immutable or thread-safe.
 
     /// Signalled once for each job handed to this worker while it was idle.
     let wakeup = DispatchSemaphore(value: 0)
@@ -26,6 +26,11 @@ final class Worker: @unchecked Sendable {
     /// progress from one stuck in a job. Written only by the worker's own thread; relaxed: a
     /// progress hint, nothing is published through it.
     let progress = Atomic<UInt64>(0)
+
+    /// Whether the worker is inside a job (between taking it and returning from it). A worker
+    /// that sleeps outside a job waits for the pool's own lock, not in blocking work. Written
+    /// only by the worker's own thread; relaxed: a hint for the monitor.
+    let isInJob = Atomic<Bool>(false)
 
     /// Where the thread's scheduler state is read from.
     private let reader: SchedulerStateReader
@@ -40,6 +45,20 @@ final class Worker: @unchecked Sendable {
     @inline(__always)
     func noteProgress() {
         progress.store(progress.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// The worker took a job and runs it (called by the worker's own thread only).
+    @inline(__always)
+    func beginJob() {
+        noteProgress()
+        isInJob.store(true, ordering: .relaxed)
+    }
+
+    /// The worker returned from its job (called by the worker's own thread only).
+    @inline(__always)
+    func endJob() {
+        isInJob.store(false, ordering: .relaxed)
+        noteProgress()
     }
 
     /// What the scheduler says the thread is doing.

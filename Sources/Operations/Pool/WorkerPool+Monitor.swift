@@ -50,19 +50,8 @@ extension WorkerPool {
                 let id = ObjectIdentifier(worker)
                 let done = worker.progress.load(ordering: .relaxed)
                 progress[id] = done
-                let moved = lastProgress[id] != done
-                if moved { load.madeProgress = true }
-                switch worker.schedulerState {
-                case .runnable:
-                    load.runnableWorkers += 1
-                case .blocked where !moved:
-                    load.blockedWorkers += 1   // asleep in the same job as last time: blocked
-                case .blocked:
-                    load.runnableWorkers += 1  // between jobs: count it as busy
-                case .unknown:
-                    load.unknownWorkers += 1
-                    if !moved { load.stuckWorkers += 1 }
-                }
+                load.count(worker.schedulerState, moved: lastProgress[id] != done,
+                           inJob: worker.isInJob.load(ordering: .relaxed))
             }
             lastProgress = progress
             let now = (cpu: WorkerPool.processCPUTime(), wall: DispatchTime.now().uptimeNanoseconds)

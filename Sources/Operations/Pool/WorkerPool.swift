@@ -20,7 +20,8 @@ import Darwin
 /// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at each worker.
 ///   - Where the scheduler tells what a thread is doing (`/proc/self/task/<tid>/stat` on Linux,
 ///     Mach `thread_info` on Apple platforms), a worker counts as blocked when it sleeps in the
-///     same job as at the previous look. If fewer workers than cores are doing CPU work while
+///     same job as at the previous look (asleep between jobs, it waits for the pool's own lock,
+///     and counts as busy). If fewer workers than cores are doing CPU work while
 ///     jobs wait, the others are blocked (sleeping, waiting on I/O), and it starts more threads
 ///     (see ``WorkerPool/threadsToAdd(load:threads:starting:pending:cores:limit:)``).
 ///   - Where it cannot tell (a restricted `/proc`, other systems, or
@@ -178,10 +179,10 @@ final class WorkerPool: @unchecked Sendable {
             lock.lock()
             if let job = state.jobs.popFirst() {
                 lock.unlock()
-                worker.noteProgress()
+                worker.beginJob()
                 pendingJobs.subtract(1, ordering: .relaxed)
                 job()
-                worker.noteProgress()
+                worker.endJob()
                 continue
             }
             state.idleWorkers.append(worker)

@@ -68,12 +68,17 @@ extension OpQueue {
             }
             leaving = nil
             if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
-            guard let next = step.next else {
+            let entry: ReadyLists.Entry
+            switch step.next {
+            case .none:
                 releasing = false   // given back with the leaving
                 continue
+            case .stop?:
+                return
+            case .run(let next, let requestDrainer)?:
+                if requestDrainer { startDrainer() }
+                entry = next
             }
-            guard case .run(let entry, let requestDrainer) = next else { return }
-            if requestDrainer { startDrainer() }
             switch entry.operation.runFromQueue(ticket: entry.ticket) {
             case .finished(let completesInDrainer):
                 releasing = true
