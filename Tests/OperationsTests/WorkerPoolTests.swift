@@ -35,7 +35,10 @@ import Darwin
 
     @Test func blockedWorkersAreMatchedSoThePoolDoubles() {
         #expect(add(blocked: 8, threads: 8, pending: 1) == 8)
-        #expect(add(blocked: 2, threads: 2, pending: 5) == 5)
+        // Not more, however many jobs wait: one look where busy workers seem asleep (a page
+        // fault, an allocator's lock on a loaded machine) must not add dozens of threads.
+        #expect(add(blocked: 2, threads: 2, pending: 2_000) == 2)
+        #expect(add(blocked: 1, threads: 1, pending: 5) == 1)
     }
 
     @Test func onlyAWorkerAsleepInTheSameJobCountsAsBlocked() {

@@ -11,7 +11,7 @@ struct SmallList<Element>: Sequence {
     var count: Int { head == nil ? 0 : 1 + tail.count }
 
     /// Adds an element at the end.
-    mutating func append(_ element: Element) {
+    mutating func append(_ element: consuming Element) {
         if head == nil {
             head = element
         } else {
@@ -53,6 +53,22 @@ struct SmallList<Element>: Sequence {
             defer { position += 1 }
             if position == -1 { return list.head }
             return position < list.tail.count ? list.tail[position] : nil
+        }
+    }
+}
+
+extension SmallList where Element == WeakOp {
+    /// Empties the list, calling `body` with each reference's operation (`nil` if it was
+    /// released) and serial number, in order. The references are moved out and read where they
+    /// lie, never copied: copying a weak reference updates the weak count of the object it
+    /// refers to, which the threads finishing that object's dependencies all share.
+    mutating func removeAllReferences(_ body: (Op?, UInt64) -> Void) {
+        guard let first = head.take() else { return }
+        body(first.operation, first.serial)
+        let rest = tail
+        tail = []
+        for index in rest.indices {
+            body(rest[index].operation, rest[index].serial)
         }
     }
 }

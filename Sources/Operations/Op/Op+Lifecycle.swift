@@ -80,12 +80,15 @@ extension Op {
     @discardableResult
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
                              inDrainer: Bool = false) -> Bool {
+        // Counted from serial numbers, without retaining the dependents: a dependent with many
+        // dependencies is held weakly by each, and retaining an object with weak references
+        // takes a slower path on a count that the threads finishing those dependencies share.
         var resolvedBackwardEdges = 0
-        if let first = finish.firstDependent, first.serial < serial { resolvedBackwardEdges += 1 }
+        if finish.hasDependents, finish.firstDependentSerial < serial { resolvedBackwardEdges += 1 }
         for dependent in finish.otherDependents where dependent.serial < serial { resolvedBackwardEdges += 1 }
         for dependentSerial in finish.releasedDependentSerials where dependentSerial < serial { resolvedBackwardEdges += 1 }
         DependencyCycles.backwardEdgesResolved(resolvedBackwardEdges)
-        if finish.firstDependent != nil {
+        if finish.hasDependents {
             notifyDependents(finish, releasesSlot: releasesSlot)
         }
         if releasesSlot, let queue = finish.queue {
@@ -127,12 +130,9 @@ extension Op {
         // they run, the thread context names this operation: it still holds its slot, and leaves
         // its queue only afterwards.
         let pollingQueue = releasesSlot ? nil : finish.queue
-        if finish.otherDependents.isEmpty, let dependent = finish.firstDependent {
-            let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
-            ThreadContext.withNotifying(self, pollingQueue: registry == nil ? pollingQueue : nil) {
-                dependent.performReadiness(readiness)
-                dependent.deliver(registry)
-            }
+        if finish.otherDependents.isEmpty {
+            // Passed on borrowed, not retained (see `performFinish`).
+            notify(finish.firstDependent!, pollingQueue: pollingQueue)
             return
         }
         var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
@@ -149,6 +149,15 @@ extension Op {
             for (dependent, registry) in observed {
                 dependent.deliver(registry)
             }
+        }
+    }
+
+    /// Tells `dependent`, the only dependent, that this operation finished.
+    private final func notify(_ dependent: Op, pollingQueue: OpQueue?) {
+        let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+        ThreadContext.withNotifying(self, pollingQueue: registry == nil ? pollingQueue : nil) {
+            dependent.performReadiness(readiness)
+            dependent.deliver(registry)
         }
     }
 

@@ -505,6 +505,11 @@ struct OpStateMachine {
         /// The first operation waiting for this one (kept apart so that the common case of one
         /// dependent needs no array); each dependent gets `dependencyFinished()`.
         var firstDependent: Op?
+        /// The serial number of `firstDependent` (read without touching it: see
+        /// ``Op/performFinish(_:releasesSlot:inDrainer:)``).
+        var firstDependentSerial: UInt64 = 0
+        /// Whether any dependent is waiting (read without touching `firstDependent`).
+        var hasDependents = false
         /// The other operations waiting for this one.
         var otherDependents: [Op] = []
         /// The serial numbers of dependents that were waiting but have been released since.
@@ -531,18 +536,19 @@ struct OpStateMachine {
     mutating func finish() -> FinishAction {
         lifecycle = .finishing
         var action = FinishAction(queue: queue, hasCompletionBlock: completionBlock != nil)
-        for entry in dependents {
-            if let operation = entry.operation {
-                if action.firstDependent == nil {
+        dependents.removeAllReferences { operation, serial in
+            if let operation {
+                if !action.hasDependents {
                     action.firstDependent = operation
+                    action.firstDependentSerial = serial
+                    action.hasDependents = true
                 } else {
                     action.otherDependents.append(operation)
                 }
             } else {
-                action.releasedDependentSerials.append(entry.serial)
+                action.releasedDependentSerials.append(serial)
             }
         }
-        dependents = SmallList()
         return action
     }
 

@@ -66,8 +66,11 @@ extension WorkerPool {
                     pending: state.jobs.count, cores: coreCount, limit: maximumThreadCount)
                 state.threadCount += count
                 state.startingThreads += count
+                // Exhausted: every thread of the limit has started, and each one the monitor looked
+                // at is blocked.
                 let everyWorkerBlocked = load.blockedWorkers + load.stuckWorkers == workers.count
-                return (count, state.threadCount >= maximumThreadCount && everyWorkerBlocked)
+                let allStarted = state.startingThreads == 0 && workers.count == state.threadCount
+                return (count, state.threadCount >= maximumThreadCount && allStarted && everyWorkerBlocked)
             }
             // Back off while the cores are busy with work that does not block.
             interval = spawnCount > 0 ? WorkerPool.stallInterval : min(interval * 2, WorkerPool.maximumStallInterval)
@@ -86,9 +89,11 @@ extension WorkerPool {
     /// decides: a worker that is running or waiting for a core is doing CPU work (even if other
     /// processes leave it little CPU), a sleeping one is blocked. Nothing is added while at least
     /// one worker per core is doing CPU work: more threads would only share the same cores. When
-    /// every worker is blocked, the blocked ones are matched one for one (so a pool whose work all
-    /// blocks doubles each interval) or the waiting jobs are covered, whichever is more;
-    /// otherwise one thread is added per core left idle.
+    /// every worker is blocked, the blocked ones are matched one for one, so a pool whose work all
+    /// blocks doubles each interval (a few milliseconds from 2 threads to 64). It does not jump to
+    /// cover every waiting job at once: on a loaded machine a busy worker can look asleep for a
+    /// whole interval (a page fault, an allocator's lock), and one such look must cost a few
+    /// threads, not dozens. Otherwise one thread is added per core left idle.
     ///
     /// Where some worker's state cannot be read, progress decides: one thread is added only if no
     /// worker got anything done since the previous look. A long CPU-bound operation looks stuck as
@@ -106,7 +111,7 @@ extension WorkerPool {
         } else {
             let busy = load.runnableWorkers
             guard busy < cores else { return 0 }
-            wanted = busy == 0 ? max(load.blockedWorkers, pending, 1) : cores - busy
+            wanted = busy == 0 ? max(load.blockedWorkers, 1) : cores - busy
         }
         return max(0, min(wanted, maximumGrowthPerInterval, limit - threads))
     }

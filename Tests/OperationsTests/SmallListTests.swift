@@ -1,0 +1,47 @@
+import Testing
+@testable import Operations
+
+/// The list behind an operation's dependencies and dependents: its first element inline, the
+/// rest in an array.
+@Suite struct SmallListTests {
+    @Test func elementsKeepTheOrderTheyWereAppendedIn() {
+        var list = SmallList<Int>()
+        #expect(list.isEmpty && list.count == 0 && list.array.isEmpty)
+        for value in 1...4 { list.append(value) }
+        #expect(!list.isEmpty && list.count == 4)
+        #expect(list.array == [1, 2, 3, 4])
+        #expect(Array(list) == [1, 2, 3, 4])
+    }
+
+    @Test func removingTheFirstMatchKeepsTheOrderOfTheOthers() {
+        var list = SmallList<Int>()
+        for value in [1, 2, 3, 2] { list.append(value) }
+        #expect(list.removeFirst { $0 == 2 } == 2)
+        #expect(list.array == [1, 3, 2])
+        #expect(list.removeFirst { $0 == 1 } == 1)   // the inline element: the next moves up
+        #expect(list.array == [3, 2])
+        #expect(list.removeFirst { $0 == 9 } == nil)
+        #expect(list.array == [3, 2])
+    }
+
+    @Test func removingAllReferencesPassesEachInOrderAndEmptiesTheList() {
+        let kept = (BlockOp {}, BlockOp {})
+        var list = SmallList<WeakOp>()
+        list.append(WeakOp(kept.0))
+        var releasedSerial: UInt64 = 0
+        do {
+            let released = BlockOp {}
+            releasedSerial = released.serial
+            list.append(WeakOp(released))
+        }
+        list.append(WeakOp(kept.1))
+        var seen: [(Op?, UInt64)] = []
+        list.removeAllReferences { seen.append(($0, $1)) }
+        #expect(list.isEmpty)
+        #expect(seen.map(\.1) == [kept.0.serial, releasedSerial, kept.1.serial])
+        #expect(seen[0].0 === kept.0 && seen[1].0 == nil && seen[2].0 === kept.1)
+        var calls = 0
+        list.removeAllReferences { _, _ in calls += 1 }
+        #expect(calls == 0)
+    }
+}
