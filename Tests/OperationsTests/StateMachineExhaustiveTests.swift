@@ -136,6 +136,7 @@ import Testing
             switch machine.enqueue(in: OpQueue()) {
             case .schedule: return "schedule"
             case .wait: return "wait"
+            case .passGates, .waitAddingConditionDependencies: return "gates (the states here have no conditions)"
             case .misuse(let misuse): return "misuse(\(misuse))"
             }
         case .cancel:
@@ -179,6 +180,7 @@ import Testing
         case .finishWithoutRunning: "finishWithoutRunning"
         case .ignore: "ignore"
         case .skip: "skip"
+        case .passGates: "passGates (the states here have no conditions)"
         case .misuse(let misuse): "misuse(\(misuse))"
         }
     }

@@ -138,6 +138,9 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// Marks the operation finished. Call it exactly once, from any thread, when the work is done
     /// (or has stopped because the operation was cancelled).
     public final func finish() {
+        if flags.load(ordering: .relaxed) & Flags.observed != 0, isExecuting {
+            observersWillFinish()
+        }
         switch lifecycleTransition({ $0.requestFinish() }) {
         case .success(let finish):
             withState { _ in task = nil }

@@ -17,14 +17,18 @@ extension Op {
     public final func start() {
         switch lifecycleTransition({ $0.startManually() }) {
         case .run:
+            if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
             ThreadContext.withOperation(self) {
                 main()
             }
             if !isAsynchronousStorage {
-                performFinish(lifecycleTransition { $0.finish() }, releasesSlot: false)
+                finishSynchronousBody(releasesSlot: false)
             }
         case .finishWithoutRunning(let finish):
             performFinish(finish, releasesSlot: true)
+        case .passGates:
+            passGatesBlocking()
+            start()
         case .ignore:
             return
         case .skip:
@@ -51,21 +55,31 @@ extension Op {
         switch lifecycleTransition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
             ThreadContext.queue?.noteStarted(self)
+            if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
             ThreadContext.withOperation(self) {
                 main()
             }
             if isAsynchronousStorage {
                 return .continuesAsynchronously
             }
-            return .finished(completesInDrainer: performFinish(lifecycleTransition { $0.finish() }, releasesSlot: false, inDrainer: true))
+            return .finished(completesInDrainer: finishSynchronousBody(releasesSlot: false, inDrainer: true))
         case .finishWithoutRunning(let finish):
             ThreadContext.queue?.noteStarted(self)
             return .finished(completesInDrainer: performFinish(finish, releasesSlot: false, inDrainer: true))
         case .skip:
             return .skipped
-        case .ignore, .misuse:
+        case .ignore, .misuse, .passGates:
             preconditionFailure("Internal inconsistency: a queue start of \(self) was refused")
         }
+    }
+
+    /// Finishes a synchronous operation whose body returned: its observers hear `willFinish`
+    /// first, then it finishes (see ``performFinish(_:releasesSlot:inDrainer:)``).
+    @inline(__always)
+    @discardableResult
+    final func finishSynchronousBody(releasesSlot: Bool, inDrainer: Bool = false) -> Bool {
+        if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillFinish() }
+        return performFinish(lifecycleTransition { $0.finish() }, releasesSlot: releasesSlot, inDrainer: inDrainer)
     }
 
     /// Performs what finishing asks for, outside every lock: dependents learn that this operation
@@ -88,6 +102,16 @@ extension Op {
         for dependent in finish.otherDependents where dependent.serial < serial { resolvedBackwardEdges += 1 }
         for dependentSerial in finish.releasedDependentSerials where dependentSerial < serial { resolvedBackwardEdges += 1 }
         DependencyCycles.backwardEdgesResolved(resolvedBackwardEdges)
+        if finish.releasesExclusivity {
+            Exclusivity.release(self)
+        }
+        if let observers = finish.observers {
+            if !finish.hasExecuted {
+                // Cancelled before it started: `willFinish` could not come earlier.
+                observers.post(.willFinish(error: finish.error), from: self, waits: false)
+            }
+            observers.post(.didFinish(error: finish.error), from: self)
+        }
         if finish.hasDependents {
             notifyDependents(finish, releasesSlot: releasesSlot)
         }
@@ -136,16 +160,22 @@ extension Op {
             return
         }
         var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+        var gated: [Op] = []
         var observed: [(Op, ObserverRegistry)] = []
         for dependent in finish.dependents {
             let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
-            if case .schedule(let queue, let schedule) = readiness {
-                ready.append((dependent, queue, schedule))
+            switch readiness {
+            case .none: break
+            case .schedule(let queue, let schedule): ready.append((dependent, queue, schedule))
+            case .passGates: gated.append(dependent)
             }
             if let registry { observed.append((dependent, registry)) }
         }
         ThreadContext.withNotifying(self, pollingQueue: observed.isEmpty ? pollingQueue : nil) {
             OpQueue.scheduleTogether(ready)
+            for dependent in gated {
+                dependent.passGates()
+            }
             for (dependent, registry) in observed {
                 dependent.deliver(registry)
             }

@@ -149,6 +149,8 @@ extension Op {
             return
         case .schedule(let queue, let schedule):
             queue.schedule(self, schedule)
+        case .passGates:
+            passGates()
         }
     }
 }

@@ -75,6 +75,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         static let ready: UInt8 = 1 << 3
         /// Not observable: the operation ever had a dependency (see ``settleDependencies()``).
         static let hadDependencies: UInt8 = 1 << 4
+        /// Not observable: the operation has ``OpObserver``s to tell when it starts and finishes.
+        static let observed: UInt8 = 1 << 5
     }
 
     /// Creates an operation that runs ``main()`` synchronously when started.
@@ -240,6 +242,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
             performReadiness(action.readiness)
         }
         deliver(registry)
+        if action.didCancel, flags.load(ordering: .relaxed) & Flags.observed != 0 {
+            observersDidCancel(error: error)
+        }
     }
 
     /// Called once, after the lock is released, when an executing operation is cancelled.

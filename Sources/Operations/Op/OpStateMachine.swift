@@ -70,8 +70,31 @@ struct OpStateMachine {
         var ticket: UInt32
     }
 
+    /// The steps between "every dependency finished" and "on the ready list" (see ``Gate``).
+    enum Gate: UInt8, Sendable {
+        /// Nothing to pass: the operation goes on the ready list as soon as it is ready.
+        case open
+        /// Conditions or an exclusivity category wait to be passed, once the operation is ready.
+        case closed
+        /// The conditions are being evaluated.
+        case evaluating
+        /// The conditions passed; the exclusivity categories are asked for.
+        case waitingForExclusivity
+    }
+
     private(set) var lifecycle: Lifecycle = .pending
     private(set) var isCancelled = false
+    /// Whether conditions or exclusivity still stand between readiness and the ready list. Only
+    /// an operation in a queue passes them there (a manual start passes them on the calling
+    /// thread); a cancelled operation skips them.
+    private(set) var gate: Gate = .open
+    /// Whether the operation has ``OpObserver``s (mirrored in ``Op/Flags/observed``).
+    private(set) var hasObservers = false
+    /// Whether the operation asks for exclusivity categories, which it gives back when it finishes.
+    private(set) var isExclusive = false
+    /// Whether the body runs even when the operation was cancelled before it started: a
+    /// ``GroupOp`` runs to let its (cancelled) children finish.
+    private(set) var runsWhenCancelled = false
     private(set) var unfinishedDependencyCount = 0
     /// The dependencies, held strongly, in the order they were added (until they are settled).
     private(set) var dependencyList = SmallList<Op>()
@@ -118,6 +141,17 @@ struct OpStateMachine {
         /// The dependencies of a finished operation of which some are held weakly, replacing
         /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
         var settledDependencies: [SettledDependency]?
+        /// The conditions, in the order they were added.
+        var conditions: [OpCondition] = []
+        /// Operations that conditions contributed as dependencies, to be added to the operation's
+        /// queue with it (see ``OpCondition/dependency(_:)``).
+        var conditionDependencies: [Op] = []
+        /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
+        var exclusivityCategories: [String] = []
+        /// The group the operation is a child of.
+        weak var group: GroupOp?
+        /// The ``OpObserver``s and the order of their callbacks.
+        var observers: ObserverMailbox?
     }
 
     /// A dependency of a finished operation: a newer one is held weakly, so that a loop of
@@ -230,9 +264,22 @@ struct OpStateMachine {
 
     var isEnqueued: Bool { queue != nil }
 
+    /// The operation's conditions.
+    var conditions: [OpCondition] { extras?.conditions ?? [] }
+
+    /// The operation's exclusivity categories.
+    var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
+
+    /// The group the operation is a child of, if any.
+    var group: GroupOp? { extras?.group }
+
+    /// The observer mailbox, if an observer was ever added.
+    var observers: ObserverMailbox? { extras?.observers }
+
     /// The observable flags, packed as in ``Op/Flags``.
     var flags: UInt8 {
         var value: UInt8 = hasHadDependencies ? Op.Flags.hadDependencies : 0
+        if hasObservers { value |= Op.Flags.observed }
         if isCancelled { value |= Op.Flags.cancelled }
         if lifecycle == .executing { value |= Op.Flags.executing }
         if isFinished { value |= Op.Flags.finished }
@@ -248,21 +295,118 @@ struct OpStateMachine {
         case none
         /// The operation became ready while in a queue: push it on the queue's ready list.
         case schedule(OpQueue, Schedule)
+        /// The operation became ready while in a queue, and its conditions (then its exclusivity
+        /// categories) are to be passed before it goes on the ready list.
+        case passGates
 
         static func == (lhs: ReadinessAction, rhs: ReadinessAction) -> Bool {
             switch (lhs, rhs) {
-            case (.none, .none): true
+            case (.none, .none), (.passGates, .passGates): true
             case (.schedule(let q1, let s1), .schedule(let q2, let s2)): q1 === q2 && s1 == s2
-            case (.none, _), (.schedule, _): false
+            case (.none, _), (.schedule, _), (.passGates, _): false
             }
         }
     }
 
-    /// Schedules the operation if it is ready, pending, in a queue and not already scheduled.
+    /// Schedules the operation if it is ready, pending, in a queue and not already scheduled; one
+    /// with gates still closed starts passing them instead.
     private mutating func scheduleIfReady() -> ReadinessAction {
         guard let queue, isReady, !isScheduled, lifecycle == .pending else { return .none }
+        if gate != .open && !isCancelled {
+            guard gate == .closed else { return .none }   // being passed already
+            gate = .evaluating
+            return .passGates
+        }
         isScheduled = true
         return .schedule(queue, Schedule(priority: priority, ticket: ticket))
+    }
+
+    // MARK: Gates
+
+    /// Adds a condition (and the exclusivity categories it asks for); refused (returns `false`)
+    /// once the operation has started or its gates are being passed.
+    mutating func addCondition(_ condition: OpCondition) -> Bool {
+        guard lifecycle == .pending, gate == .open || gate == .closed else { return false }
+        let extras = ensureExtras()
+        extras.conditions.append(condition)
+        let categories = condition.exclusivityCategories
+        if !categories.isEmpty {
+            extras.exclusivityCategories = Array(Set(extras.exclusivityCategories + categories)).sorted()
+            isExclusive = true
+        }
+        extras.conditionDependencies += condition.contributedDependencies
+        gate = .closed
+        return true
+    }
+
+    /// The conditions were evaluated; `failure` is the error of the first that failed, if any.
+    /// A failure cancels the operation (keeping an earlier error); a pass moves on to exclusivity,
+    /// or opens the gate. Ignored if the operation moved on meanwhile (it was cancelled).
+    mutating func conditionsEvaluated(failure: (any Error)?) -> (askExclusivity: Bool, readiness: ReadinessAction) {
+        guard lifecycle == .pending, gate == .evaluating else { return (false, .none) }
+        if let failure {
+            if error == nil { ensureExtras().error = failure }
+            gate = .open
+            if !isCancelled { isCancelled = true }
+            return (false, scheduleIfReady())
+        }
+        if isExclusive && !isCancelled {
+            gate = .waitingForExclusivity
+            return (true, .none)
+        }
+        gate = .open
+        return (false, scheduleIfReady())
+    }
+
+    /// The exclusivity categories were granted: the gate opens. Returns `nil` if the operation no
+    /// longer waits for them (it was cancelled and moved on): the caller gives them back.
+    mutating func exclusivityGranted() -> ReadinessAction? {
+        guard lifecycle == .pending, gate == .waitingForExclusivity else { return nil }
+        gate = .open
+        return scheduleIfReady()
+    }
+
+    /// Hands over the dependencies contributed by conditions, to be added to the queue.
+    mutating func takeConditionDependencies() -> [Op] {
+        defer { extras?.conditionDependencies = [] }
+        return extras?.conditionDependencies ?? []
+    }
+
+    /// Gates were passed outside a queue (a manual start): the gate is open.
+    mutating func openGate() {
+        gate = .open
+    }
+
+    /// Makes the operation run its body even when cancelled before it started (for groups).
+    mutating func runEvenWhenCancelled() {
+        runsWhenCancelled = true
+    }
+
+    /// Registers the observer mailbox (created on first use) and returns it; `nil` once the
+    /// operation is finished for good (nothing more would be told).
+    mutating func ensureObservers() -> ObserverMailbox {
+        let extras = ensureExtras()
+        hasObservers = true
+        if let observers = extras.observers { return observers }
+        let created = ObserverMailbox()
+        extras.observers = created
+        return created
+    }
+
+    /// Makes `group` the operation's group. Returns the group it already had, if any (the caller
+    /// traps), or `nil` if it is now `group`'s child.
+    mutating func join(_ group: GroupOp) -> GroupOp? {
+        if let current = extras?.group { return current }
+        ensureExtras().group = group
+        return nil
+    }
+
+    /// Records `error` as the operation's error unless it has one or is finished (first error
+    /// wins); returns whether it was recorded.
+    mutating func recordCancellationError(_ error: any Error) -> Bool {
+        guard !isFinished, self.error == nil else { return false }
+        ensureExtras().error = error
+        return true
     }
 
     // MARK: Dependencies
@@ -364,6 +508,11 @@ struct OpStateMachine {
         case schedule(Schedule)
         /// Keep it waiting; it is scheduled when it becomes ready.
         case wait
+        /// It is ready; pass its conditions and exclusivity first (see ``Gate``).
+        case passGates
+        /// Keep it waiting, and add the operations its conditions contributed as dependencies to
+        /// the same queue (``takeConditionDependencies()``).
+        case waitAddingConditionDependencies
         /// Trap: the operation cannot be added.
         case misuse(Misuse)
     }
@@ -374,8 +523,15 @@ struct OpStateMachine {
         case .pending:
             self.queue = queue
             if isReady {
+                if gate != .open && !isCancelled {
+                    gate = .evaluating
+                    return .passGates
+                }
                 isScheduled = true
                 return .schedule(Schedule(priority: priority, ticket: ticket))
+            }
+            if gate == .closed, let extras, !extras.conditionDependencies.isEmpty {
+                return .waitAddingConditionDependencies
             }
             return .wait
         case .executing:
@@ -444,8 +600,10 @@ struct OpStateMachine {
         return .readiness(scheduleIfReady())
     }
 
-    /// Records the error an executing body threw.
+    /// Records the error an executing body threw, unless the operation has one already (it was
+    /// cancelled with an error, which says why the body stopped: the first error wins).
     mutating func recordError(_ error: any Error) {
+        guard self.error == nil else { return }
         ensureExtras().error = error
     }
 
@@ -459,6 +617,9 @@ struct OpStateMachine {
         case finishWithoutRunning(FinishAction)
         /// `start()` on a finished operation does nothing.
         case ignore
+        /// A manual start of an operation with conditions or exclusivity: pass them on the calling
+        /// thread, then start again.
+        case passGates
         /// The queue's ready-list entry is out of date (the priority changed, or the operation
         /// is not ready any more): give back the slot; the operation is rescheduled when due.
         case skip
@@ -476,6 +637,11 @@ struct OpStateMachine {
         case .pending:
             if queue != nil { return .misuse(.startWhileEnqueued) }
             if !isReady { return .misuse(.startWhileNotReady) }
+            if gate != .open && !isCancelled {
+                guard gate == .closed else { return .misuse(.startWhileExecuting) }
+                gate = .evaluating
+                return .passGates
+            }
             return begin()
         }
     }
@@ -489,7 +655,7 @@ struct OpStateMachine {
     }
 
     private mutating func begin() -> StartAction {
-        if isCancelled {
+        if isCancelled && !runsWhenCancelled {
             return .finishWithoutRunning(finish())
         }
         lifecycle = .executing
@@ -518,6 +684,15 @@ struct OpStateMachine {
         var queue: OpQueue?
         /// Whether a completion block is set; it is handed over by ``takeCompletionBlock()``.
         var hasCompletionBlock: Bool
+        /// Whether the operation asked for exclusivity categories, to give back (or to stop
+        /// waiting for) now.
+        var releasesExclusivity = false
+        /// The observers to tell that the operation finished, with its error.
+        var observers: ObserverMailbox?
+        /// The operation's error when it finished.
+        var error: (any Error)?
+        /// Whether the operation's body ran (false if it was cancelled before it started).
+        var hasExecuted = true
 
         /// Every operation waiting for this one.
         var dependents: [Op] {
@@ -536,6 +711,12 @@ struct OpStateMachine {
     mutating func finish() -> FinishAction {
         lifecycle = .finishing
         var action = FinishAction(queue: queue, hasCompletionBlock: completionBlock != nil)
+        if let extras {
+            action.releasesExclusivity = isExclusive
+            action.observers = hasObservers ? extras.observers : nil
+            action.error = extras.error
+            action.hasExecuted = hasExecuted
+        }
         dependents.removeAllReferences { operation, serial in
             if let operation {
                 if !action.hasDependents {

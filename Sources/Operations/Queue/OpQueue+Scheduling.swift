@@ -9,6 +9,8 @@ extension OpQueue {
         var refused: Op?
         var misuse = OpStateMachine.Misuse.enqueueWhileEnqueued
         var barriers = 0
+        var gated: [Op] = []
+        var contributing: [Op] = []
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
@@ -25,9 +27,16 @@ extension OpQueue {
                     break
                 }
                 if machine.addMember(operation) { barriers += 1 }
-                if case .schedule(let schedule) = enqueued {
+                switch enqueued {
+                case .schedule(let schedule):
                     let entry = ReadyLists.Entry(operation: operation, ticket: schedule.ticket)
                     drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
+                case .passGates:
+                    gated.append(operation)
+                case .waitAddingConditionDependencies:
+                    contributing.append(operation)
+                case .wait, .misuse:
+                    break
                 }
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
@@ -40,8 +49,29 @@ extension OpQueue {
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
         if drainerRequested { startDrainer() }
         if changes.recorded { registryDeliver() }
+        for operation in contributing {
+            addConditionDependencies(of: operation)
+        }
+        for operation in gated {
+            operation.passGates()
+        }
         if CycleWatch.count.load(ordering: .relaxed) > 0 {
             CycleWatch.noteEnqueued(operations)
+        }
+    }
+
+    /// Adds the operations that the conditions of `operation` contributed as dependencies to this
+    /// queue (to the group whose children it runs, if it is a group's queue), unless they are in a
+    /// queue or started already.
+    private final func addConditionDependencies(of operation: Op) {
+        let dependencies = operation.withState { $0.takeConditionDependencies() }.filter { dependency in
+            dependency.withState { $0.queue == nil && $0.lifecycle == .pending }
+        }
+        guard !dependencies.isEmpty else { return }
+        if let group = owningGroup {
+            group.addChildren(dependencies)
+        } else {
+            enqueue(dependencies)
         }
     }
 
@@ -99,6 +129,9 @@ extension OpQueue {
         let countBefore = machine.operationCount
         let operationsBefore = observedOperations()
         let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
+        // Counted under the lock: a waiter released by a later leaving (the queue emptied) must
+        // see this one counted, even if this thread is preempted before it performs the rest.
+        progress.operationFinished()
         if action.barrierLeft {
             DependencyCycles.pendingBarriers.subtract(1, ordering: .relaxed)
         }
@@ -109,13 +142,12 @@ extension OpQueue {
         return Leaving(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
     }
 
-    /// Performs what a member's leaving asks for, outside the lock: progress and observers; then
+    /// Performs what a member's leaving asks for, outside the lock: observers; then
     /// the operation that left completes (its waiters see it gone), and last the waiters of the
     /// queue are released.
     final func performLeaving(_ leaving: Leaving, completing: Op) {
         withExtendedLifetime(leaving.discarded) {}
         if let stallCheck = leaving.stallCheck { scheduleStallCheck(generation: stallCheck) }
-        progress.operationFinished()
         if leaving.action.requestDrainer { startDrainer() }
         if leaving.changes.recorded {
             // The operation has left, but it completes only after the handlers return.

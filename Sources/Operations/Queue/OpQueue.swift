@@ -58,6 +58,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) final var storedQualityOfService: DispatchQoS.QoSClass = .default
     #endif
     private var storedName: String?
+    /// The group whose children this queue runs, if it is a group's queue (see ``GroupOp``).
+    final weak var owningGroup: GroupOp?
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()

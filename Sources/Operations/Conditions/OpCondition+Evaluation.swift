@@ -1,0 +1,131 @@
+// Evaluating conditions, and what they ask for besides a check: exclusivity categories and
+// dependencies.
+
+extension OpCondition {
+    /// Whether evaluating the condition needs a task (it contains an `async` check).
+    var isAsynchronous: Bool {
+        switch kind {
+        case .evaluate: true
+        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency: false
+        case .all(let conditions), .any(let conditions): conditions.contains { $0.isAsynchronous }
+        case .not(let condition): condition.isAsynchronous
+        }
+    }
+
+    /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
+    var exclusivityCategories: [String] {
+        switch kind {
+        case .mutuallyExclusive(let category): [category]
+        case .all(let conditions): conditions.flatMap(\.exclusivityCategories)
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency: []
+        }
+    }
+
+    /// A ``mutuallyExclusive(_:)`` placed where it would mean nothing (inside `any` or `not`).
+    var misplacedExclusivity: OpCondition? {
+        switch kind {
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
+            return nil
+        case .all(let conditions):
+            return conditions.lazy.compactMap(\.misplacedExclusivity).first
+        case .any(let conditions):
+            return conditions.first { !$0.exclusivityCategories.isEmpty } ?? conditions.lazy.compactMap(\.misplacedExclusivity).first
+        case .not(let condition):
+            return condition.exclusivityCategories.isEmpty ? condition.misplacedExclusivity : condition
+        }
+    }
+
+    /// The operations that ``dependency(_:)`` conditions contribute as dependencies.
+    var contributedDependencies: [Op] {
+        switch kind {
+        case .dependency(let operation): [operation]
+        case .all(let conditions), .any(let conditions): conditions.flatMap(\.contributedDependencies)
+        case .not(let condition): condition.contributedDependencies
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive: []
+        }
+    }
+
+    // MARK: Evaluating
+
+    /// Evaluates `conditions` for `operation` in order; returns the failure of the first that
+    /// fails, or `nil` if all pass. None of them may be asynchronous.
+    static func evaluateSynchronously(_ conditions: [OpCondition], for operation: Op) -> ConditionFailedError? {
+        for condition in conditions {
+            if let failure = condition.checkSynchronously(operation) { return failure }
+        }
+        return nil
+    }
+
+    /// Evaluates `conditions` for `operation` in order, awaiting the `async` ones.
+    static func evaluate(_ conditions: [OpCondition], for operation: Op) async -> ConditionFailedError? {
+        for condition in conditions {
+            if let failure = await condition.checkAsync(operation) { return failure }
+        }
+        return nil
+    }
+
+    /// The check of a condition that contains no `async` check.
+    private func checkSynchronously(_ operation: Op) -> ConditionFailedError? {
+        switch kind {
+        case .predicate(let check):
+            return check(operation) ? nil : ConditionFailedError(condition: name)
+        case .evaluate:
+            preconditionFailure("Internal inconsistency: the async condition \(name) was evaluated synchronously")
+        case .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
+            return checkOfDependencies(operation)
+        case .all(let conditions):
+            return OpCondition.evaluateSynchronously(conditions, for: operation)
+        case .any(let conditions):
+            var failures: [ConditionFailedError] = []
+            for condition in conditions {
+                guard let failure = condition.checkSynchronously(operation) else { return nil }
+                failures.append(failure)
+            }
+            return ConditionFailedError(condition: name, underlyingError: failures.last)
+        case .not(let condition):
+            return condition.checkSynchronously(operation) == nil ? ConditionFailedError(condition: name) : nil
+        }
+    }
+
+    private func checkAsync(_ operation: Op) async -> ConditionFailedError? {
+        switch kind {
+        case .evaluate(let check):
+            do {
+                return try await check(operation) ? nil : ConditionFailedError(condition: name)
+            } catch {
+                return ConditionFailedError(condition: name, underlyingError: error)
+            }
+        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
+            return checkSynchronously(operation)
+        case .all(let conditions):
+            return await OpCondition.evaluate(conditions, for: operation)
+        case .any(let conditions):
+            var failures: [ConditionFailedError] = []
+            for condition in conditions {
+                guard let failure = await condition.checkAsync(operation) else { return nil }
+                failures.append(failure)
+            }
+            return ConditionFailedError(condition: name, underlyingError: failures.last)
+        case .not(let condition):
+            return await condition.checkAsync(operation) == nil ? ConditionFailedError(condition: name) : nil
+        }
+    }
+
+    /// The checks that read the operation's dependencies.
+    private func checkOfDependencies(_ operation: Op) -> ConditionFailedError? {
+        switch kind {
+        case .noFailedDependencies:
+            guard let error = operation.dependencies.lazy.compactMap(\.error).first else { return nil }
+            return ConditionFailedError(condition: name, underlyingError: error)
+        case .noCancelledDependencies:
+            return operation.dependencies.contains { $0.isCancelled } ? ConditionFailedError(condition: name) : nil
+        case .mutuallyExclusive:
+            return nil
+        case .dependency(let dependency):
+            if let error = dependency.error { return ConditionFailedError(condition: name, underlyingError: error) }
+            return dependency.isCancelled ? ConditionFailedError(condition: name) : nil
+        case .predicate, .evaluate, .all, .any, .not:
+            preconditionFailure("Internal inconsistency: \(name) is not a check of dependencies")
+        }
+    }
+}

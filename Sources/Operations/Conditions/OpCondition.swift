@@ -1,0 +1,117 @@
+/// A check that an operation must pass before it runs, after every dependency has finished.
+///
+/// Add conditions with ``Op/addCondition(_:)`` before the operation is added to a queue. When the
+/// operation becomes ready, its queue evaluates the conditions, in the order they were added, as
+/// a step of their own: readiness is never overridden, so an operation can never be stuck on a
+/// condition. Synchronous conditions run on the thread that made the operation ready; if any
+/// condition is `async` (``evaluate(_:_:)``), they all run in a task, which holds no thread while
+/// it waits. Then the operation takes its exclusivity categories (``mutuallyExclusive(_:)``), and
+/// only then a slot of its queue.
+///
+/// If a condition fails, the operation is cancelled: its body does not run, and its
+/// ``Op/error`` is a ``ConditionFailedError`` naming the condition.
+///
+/// ```swift
+/// let upload = BlockOp { upload(file) }
+/// upload.addDependency(signIn)
+/// upload.addCondition(.noFailedDependencies)
+/// upload.addCondition(.predicate("file is small") { _ in file.size < 10_000_000 })
+/// upload.addCondition(.mutuallyExclusive("network"))
+/// queue.addOperation(upload)
+/// ```
+public struct OpCondition: Sendable, CustomStringConvertible {
+    /// The name used in ``ConditionFailedError`` and in diagnostics.
+    public let name: String
+    let kind: Kind
+
+    /// What the condition checks.
+    indirect enum Kind: Sendable {
+        /// A synchronous check.
+        case predicate(@Sendable (Op) -> Bool)
+        /// An `async` check that may throw.
+        case evaluate(@Sendable (Op) async throws -> Bool)
+        /// No dependency finished with an error.
+        case noFailedDependencies
+        /// No dependency was cancelled.
+        case noCancelledDependencies
+        /// Holds the category while the operation runs; always passes.
+        case mutuallyExclusive(String)
+        /// Every condition passes (evaluated in order; the first failure is reported).
+        case all([OpCondition])
+        /// At least one condition passes.
+        case any([OpCondition])
+        /// The condition fails.
+        case not(OpCondition)
+        /// The operation, a dependency added by the condition, finished without an error and
+        /// without being cancelled.
+        case dependency(Op)
+    }
+
+    init(name: String, kind: Kind) {
+        self.name = name
+        self.kind = kind
+    }
+
+    // MARK: Built-ins
+
+    /// Fails if a dependency finished with an error (a non-`nil` ``Op/error``); the failure
+    /// carries the first such error.
+    public static let noFailedDependencies = OpCondition(name: "noFailedDependencies", kind: .noFailedDependencies)
+
+    /// Fails if a dependency was cancelled.
+    public static let noCancelledDependencies = OpCondition(name: "noCancelledDependencies", kind: .noCancelledDependencies)
+
+    /// A synchronous check: the condition passes when `check` returns `true`. It runs on the
+    /// thread that made the operation ready; keep it short, or use ``evaluate(_:_:)``.
+    public static func predicate(_ name: String, _ check: @escaping @Sendable (Op) -> Bool) -> OpCondition {
+        OpCondition(name: name, kind: .predicate(check))
+    }
+
+    /// An `async` check: the condition passes when `check` returns `true`, and fails when it
+    /// returns `false` or throws (the failure carries the error). It runs in a task, holding no
+    /// thread while it waits.
+    public static func evaluate(_ name: String, _ check: @escaping @Sendable (Op) async throws -> Bool) -> OpCondition {
+        OpCondition(name: name, kind: .evaluate(check))
+    }
+
+    /// Operations with this condition and the same `category` never execute at the same time, in
+    /// any queue of the process. The category is taken after the other conditions passed, in the
+    /// order operations got there, and given back when the operation finishes. See
+    /// <doc:ComposingOperations> for how several categories and groups are handled.
+    ///
+    /// It always passes; use it on its own or inside ``all(_:)`` (inside ``any(_:)`` or
+    /// ``not(_:)`` it would mean nothing, and ``Op/addCondition(_:)`` traps).
+    public static func mutuallyExclusive(_ category: String) -> OpCondition {
+        OpCondition(name: "mutuallyExclusive(\(category))", kind: .mutuallyExclusive(category))
+    }
+
+    /// Passes when every condition of `conditions` passes; they are evaluated in order, and the
+    /// first failure is the one reported.
+    public static func all(_ conditions: [OpCondition]) -> OpCondition {
+        OpCondition(name: "all(\(conditions.map(\.name).joined(separator: ", ")))", kind: .all(conditions))
+    }
+
+    /// Passes when at least one condition of `conditions` passes (evaluated in order, stopping at
+    /// the first that passes). An empty list fails.
+    public static func any(_ conditions: [OpCondition]) -> OpCondition {
+        OpCondition(name: "any(\(conditions.map(\.name).joined(separator: ", ")))", kind: .any(conditions))
+    }
+
+    /// Passes when `condition` fails.
+    public static func not(_ condition: OpCondition) -> OpCondition {
+        OpCondition(name: "not(\(condition.name))", kind: .not(condition))
+    }
+
+    /// Makes `operation` a dependency that runs first (ProcedureKit's "condition dependency":
+    /// ask for permission, then do the work), and passes when it finished without an error and
+    /// without being cancelled.
+    ///
+    /// `operation` is added to the queue of the operation that has the condition (to its group,
+    /// if it is a group's child) when that one is added, unless it is in a queue already.
+    public static func dependency(_ operation: Op) -> OpCondition {
+        OpCondition(name: "dependency(\(operation.description))", kind: .dependency(operation))
+    }
+
+    /// The condition's name.
+    public var description: String { name }
+}

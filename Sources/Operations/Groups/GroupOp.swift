@@ -1,0 +1,247 @@
+/// An operation made of child operations: it finishes when every child has finished.
+///
+/// ```swift
+/// let signIn = BlockOp { session.signIn() }
+/// let feed = BlockOp { session.fetchFeed() }
+/// feed.addDependency(signIn)
+/// let refresh = GroupOp(operations: [signIn, feed])
+/// refresh.completionBlock = { print(refresh.progress) }
+/// queue.addOperation(refresh)
+/// ```
+///
+/// **Running.** When the group starts, its children are added to a queue of its own: an
+/// ``OpQueue`` has no threads, so the children run on the shared worker pool (or on the group's
+/// queue's ``OpQueue/underlyingQueue``, if it has one), with the group's quality of service, as
+/// ready as their dependencies allow, up to the group's ``maxConcurrentOperationCount``. Children
+/// may depend on operations outside the group and the other way round. The group holds its slot of
+/// its queue while its children run (it is an ``AsyncOp``), and it finishes once the last child
+/// has finished and its completion block has returned.
+///
+/// **Adding children.** ``addChild(_:)`` and ``addChildren(_:)`` work before the group starts and
+/// while it runs, from any thread (a child too, see ``Op/produce(_:)``).
+///
+/// **Cancelling.** Cancelling the group cancels every child, and children added later start
+/// cancelled; the group still finishes only when they have. A child reaches its group with
+/// ``Op/group`` (`Op.current?.group` from its body) and can cancel it.
+///
+/// **Errors.** If children failed (finished with a non-`nil` ``Op/error``), the group's
+/// ``Op/error`` is a ``GroupError`` listing their errors in the order they failed. With
+/// ``cancelsChildrenOnFailure``, the first failure cancels the other children.
+///
+/// **Nesting.** A child may be a group; ``progress`` rolls up nested groups.
+///
+/// - Important: A child belongs to one group, and is added to no queue of its own. Adding an
+///   operation that is in a queue, started, or a child of another group, or adding children once
+///   the group finished, is a programmer error and traps.
+open class GroupOp: AsyncOp, @unchecked Sendable {
+    // @unchecked Sendable: `state` is a locked box; `childQueue` is thread-safe.
+
+    /// The queue that runs the children once the group started.
+    private let childQueue = OpQueue()
+    private let state = LockedBox(State())
+
+    private struct State {
+        /// Every child, in the order it was added.
+        var children: [Op] = []
+        /// Children added before the group started, added to the child queue when it starts.
+        var waitingForStart: [Op] = []
+        /// Children that have not finished.
+        var unfinished = 0
+        var started = false
+        var finished = false
+        var isCancelled = false
+        var cancelsChildrenOnFailure = false
+        /// The errors of the children that failed, in the order they failed.
+        var errors: [any Error] = []
+    }
+
+    /// Creates a group of `operations` (more can be added with ``addChild(_:)``).
+    public init(operations: [Op] = []) {
+        super.init()
+        childQueue.owningGroup = self
+        withState { $0.runEvenWhenCancelled() }
+        addChildren(operations)
+    }
+
+    // MARK: Children
+
+    /// The children, in the order they were added.
+    public final var children: [Op] {
+        state.withLockedValue { $0.children }
+    }
+
+    /// Adds a child. Before the group starts, it waits for the start; while the group runs, it is
+    /// scheduled at once. If the group is cancelled, the child is cancelled too.
+    ///
+    /// - Important: Adding a child once the group finished traps, as does adding an operation that
+    ///   is in a queue, started, a child of another group, or the group itself (or one of its
+    ///   ancestors).
+    public final func addChild(_ operation: Op) {
+        addChildren([operation])
+    }
+
+    /// Adds children; see ``addChild(_:)``.
+    public final func addChildren(_ operations: [Op]) {
+        guard !operations.isEmpty else { return }
+        let ancestors = Set(([self] + self.ancestors).map(ObjectIdentifier.init))
+        for operation in operations {
+            if ancestors.contains(ObjectIdentifier(operation)) {
+                misuse("\(operation) was added as a child of \(self), which it contains (or is): a group cannot be nested in itself.")
+            }
+            let (isFree, current) = operation.withState { machine -> (Bool, GroupOp?) in
+                guard machine.queue == nil, machine.lifecycle == .pending else { return (false, nil) }
+                return (true, machine.join(self))
+            }
+            if !isFree {
+                misuse("\(operation) was added as a child of \(self), but it is in a queue already or has started. A child is added to its group only: create a new operation, or add this one to the group instead of a queue.")
+            }
+            if let current, current !== self {
+                misuse("\(operation) was added as a child of \(self), but it is a child of \(current) already. An operation belongs to one group.")
+            }
+        }
+        let outcome: (start: [Op], cancelled: Bool)? = state.withLockedValue { state in
+            guard !state.finished else { return nil }
+            state.children += operations
+            state.unfinished += operations.count
+            if state.started {
+                return (operations, state.isCancelled)
+            }
+            state.waitingForStart += operations
+            return ([], state.isCancelled)
+        }
+        guard let outcome else {
+            misuse("A child was added to \(self) after it finished. Add children before the group finishes (from a child of the group while it runs, for example), or put the work in a new group.")
+        }
+        if outcome.cancelled {
+            for operation in operations { operation.cancel() }
+        }
+        run(outcome.start)
+    }
+
+    /// Runs `children` in the child queue; each tells the group when it is finished for good.
+    private final func run(_ children: [Op]) {
+        guard !children.isEmpty else { return }
+        var queued: [Op] = []
+        for child in children {
+            child.onCompletion { [self] in childFinished(child) }
+            if child.withState({ $0.queue == nil && $0.lifecycle == .pending }) {
+                queued.append(child)
+            }
+        }
+        childQueue.enqueue(queued)
+    }
+
+    /// A child is finished for good: its error is counted, and the group finishes after the last.
+    private final func childFinished(_ child: Op) {
+        let error = child.error
+        let (cancelOthers, finishes, errors): ([Op], Bool, [any Error]) = state.withLockedValue { state in
+            state.unfinished -= 1
+            var cancelOthers: [Op] = []
+            if let error {
+                state.errors.append(error)
+                if state.errors.count == 1 && state.cancelsChildrenOnFailure {
+                    cancelOthers = state.children
+                }
+            }
+            let finishes = state.started && state.unfinished == 0 && !state.finished
+            if finishes { state.finished = true }
+            return (cancelOthers, finishes, state.errors)
+        }
+        for other in cancelOthers where other !== child {
+            other.cancel()
+        }
+        if finishes {
+            finishGroup(errors: errors)
+        }
+    }
+
+    private final func finishGroup(errors: [any Error]) {
+        if errors.isEmpty {
+            finish()
+        } else {
+            finish(throwing: GroupError(errors: errors))
+        }
+    }
+
+    // MARK: Settings
+
+    /// The most children that run at once; ``OpQueue/defaultMaxConcurrentOperationCount`` (the
+    /// default) sets no limit beyond the worker pool's.
+    public final var maxConcurrentOperationCount: Int {
+        get { childQueue.maxConcurrentOperationCount }
+        set { childQueue.maxConcurrentOperationCount = newValue }
+    }
+
+    /// Whether the first child that fails cancels the other children (`false` by default).
+    public final var cancelsChildrenOnFailure: Bool {
+        get { state.withLockedValue { $0.cancelsChildrenOnFailure } }
+        set { state.withLockedValue { $0.cancelsChildrenOnFailure = newValue } }
+    }
+
+    /// How many children finished, with nested groups rolled up into ``GroupProgress/fractionCompleted``.
+    public final var progress: GroupProgress {
+        let (children, finishedGroup) = state.withLockedValue { ($0.children, $0.finished) }
+        var finished = 0
+        var units = 0.0
+        for child in children {
+            if child.isFinished {
+                finished += 1
+                units += 1
+            } else if let group = child as? GroupOp {
+                units += group.progress.fractionCompleted
+            }
+        }
+        let fraction = children.isEmpty ? (finishedGroup ? 1 : 0) : units / Double(children.count)
+        return GroupProgress(totalChildCount: children.count, finishedChildCount: finished, fractionCompleted: fraction)
+    }
+
+    /// The exclusivity categories of the children, and of theirs (a group asks for them with its
+    /// own: see ``OpCondition/mutuallyExclusive(_:)``).
+    final var descendantExclusivityCategories: [String] {
+        children.flatMap { child in
+            child.withState { $0.exclusivityCategories } + ((child as? GroupOp)?.descendantExclusivityCategories ?? [])
+        }
+    }
+
+    /// The children that have not finished (for the cycle searches, which see through groups).
+    final var unfinishedChildren: [Op] {
+        state.withLockedValue { $0.children }.filter { !$0.isFinished }
+    }
+
+    // MARK: Running
+
+    /// Starts the children: they run in the group's own queue, with the group's quality of
+    /// service and its queue's underlying Dispatch queue. Do not override it.
+    open override func execute() {
+        childQueue.qualityOfService = qualityOfService
+        if let underlying = withState({ $0.queue })?.underlyingQueue {
+            childQueue.underlyingQueue = underlying
+        }
+        childQueue.name = "children of \(description)"
+        let (waiting, finishes): ([Op], Bool) = state.withLockedValue { state in
+            state.started = true
+            let waiting = state.waitingForStart
+            state.waitingForStart = []
+            let finishes = state.unfinished == 0 && !state.finished
+            if finishes { state.finished = true }
+            return (waiting, finishes)
+        }
+        if finishes {
+            finishGroup(errors: [])
+            return
+        }
+        run(waiting)
+    }
+
+    /// Cancels the group and every child; children added later start cancelled.
+    open override func cancel() {
+        let children = state.withLockedValue { state in
+            state.isCancelled = true
+            return state.children
+        }
+        super.cancel()
+        for child in children {
+            child.cancel()
+        }
+    }
+}

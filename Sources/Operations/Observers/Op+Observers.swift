@@ -1,0 +1,75 @@
+// Observers (`OpObserver`), cancelling with an error, and producing operations.
+
+extension Op {
+    /// Adds an observer, which is told about the operation's start, cancellation, finish and
+    /// produced operations from now on (beginning with ``OpObserver/didAttach(to:)``).
+    ///
+    /// Observers are kept until the operation is released. Adding one to a finished operation
+    /// only attaches it.
+    public final func addObserver(_ observer: any OpObserver) {
+        let mailbox = transition { $0.ensureObservers() }
+        mailbox.add(observer, to: self)
+    }
+
+    /// The operation whose body is running on the calling thread (or, in an ``AsyncOp``'s
+    /// `async` body, in the current task), if any.
+    ///
+    /// A child of a ``GroupOp`` reaches its group through `Op.current?.group`.
+    public static var current: Op? {
+        ThreadContext.operation ?? currentTaskOperation
+    }
+
+    /// Cancels the operation, recording `error` as its ``error`` (unless it has one already: the
+    /// first error wins). Observers hear of it in ``OpObserver/didCancel(_:error:)``.
+    ///
+    /// Like ``cancel()``, it does nothing to a finished operation.
+    public final func cancel(with error: any Error) {
+        transition { machine in
+            let old = machine.error
+            if machine.recordCancellationError(error) {
+                machine.record(.error, old: old as Any, new: machine.error as Any)
+            }
+        }
+        cancel()
+    }
+
+    /// Adds `operation`, made by this running operation, to this operation's queue (to its group,
+    /// if it is a group's child), and tells the observers
+    /// (``OpObserver/didProduce(_:operation:)``).
+    ///
+    /// - Important: Only a running operation in a queue (or a group) can produce: calling it
+    ///   otherwise is a programmer error and traps, as is producing an operation that is in a queue
+    ///   already.
+    public final func produce(_ operation: Op) {
+        let (isExecuting, queue, group) = withState { ($0.lifecycle == .executing, $0.queue, $0.group) }
+        guard isExecuting else {
+            misuse("produce(_:) was called on \(self), which is not executing. An operation produces others from its body, while it runs; add \(operation) to a queue instead.")
+        }
+        if let group {
+            group.addChild(operation)
+        } else if let queue {
+            queue.addOperation(operation)
+        } else {
+            misuse("produce(_:) was called on \(self), which is in no queue (it was started by hand), so \(operation) has nowhere to go. Add \(operation) to a queue yourself.")
+        }
+        withState { $0.observers }?.post(.didProduce(operation), from: self)
+    }
+
+    // MARK: Telling the observers
+
+    /// Tells the observers that the body is about to run (they return before it does).
+    final func observersWillExecute() {
+        withState { $0.observers }?.post(.willExecute, from: self)
+    }
+
+    /// Tells the observers that the work is over, before the operation reads as finished.
+    final func observersWillFinish() {
+        let (observers, error) = withState { ($0.observers, $0.error) }
+        observers?.post(.willFinish(error: error), from: self)
+    }
+
+    /// Tells the observers that the operation was cancelled.
+    final func observersDidCancel(error: (any Error)?) {
+        withState { $0.observers }?.post(.didCancel(error: error), from: self)
+    }
+}
