@@ -28,32 +28,42 @@ struct DependencyCycle {
     /// Whether every edge of the cycle held at one moment: each operation was pending and waited
     /// for the next, through a dependency that held it back (it was not cancelled, and listed the
     /// next one, which was unfinished) or through a barrier (both were pending in the same queue,
-    /// where barriers, once found between two members, stay between them until one of them leaves).
+    /// where barriers, once found between two members, stay between them until one of them
+    /// leaves); or it was an executing ``GroupOp`` and the next one, unfinished, its child.
     ///
     /// Each operation is looked at under its own lock, one at a time, twice over (a double
-    /// collect). Being pending and being cancelled only ever change one way, and an operation
-    /// counts the changes of its dependency list: if both looks saw the same, every edge held at
-    /// the moment between the two looks, whatever changed meanwhile elsewhere.
+    /// collect). Being pending, executing and cancelled only ever change one way, a group cannot
+    /// finish before its children, and an operation counts the changes of its dependency list: if
+    /// both looks saw the same, every edge held at the moment between the two looks, whatever
+    /// changed meanwhile elsewhere.
     func isIntact() -> Bool {
         guard let first = look(), let second = look() else { return false }
         return first == second
     }
 
-    /// One look at every edge: the dependency-list versions of the waiting operations, or `nil`
-    /// if an edge does not hold.
+    /// One look at every edge: the dependency-list versions of the waiting operations (0 for a
+    /// group waiting for a child), or `nil` if an edge does not hold.
     private func look() -> [UInt32]? {
         var versions: [UInt32] = []
         versions.reserveCapacity(operations.count)
         for index in operations.indices {
             let waiting = operations[index]
             let next = operations[(index + 1) % operations.count]
-            let (nextIsPending, nextQueue) = next.withState { ($0.lifecycle == .pending, $0.queue) }
-            guard nextIsPending else { return nil }
+            let (nextLifecycle, nextQueue, nextGroup) = next.withState { ($0.lifecycle, $0.queue, $0.group) }
+            let nextIsExecutingGroup = nextLifecycle == .executing && next is GroupOp
+            guard nextLifecycle == .pending || nextIsExecutingGroup else { return nil }
             let version: UInt32? = waiting.withState { machine in
-                guard machine.lifecycle == .pending else { return nil }
-                let throughDependency = !machine.isCancelled && machine.lists(next)
-                let throughBarrier = barrierEdges[index] && machine.queue != nil && machine.queue === nextQueue
-                return throughDependency || throughBarrier ? machine.dependencyVersion : nil
+                switch machine.lifecycle {
+                case .pending:
+                    let throughDependency = !machine.isCancelled && machine.lists(next)
+                    let throughBarrier = barrierEdges[index] && nextLifecycle == .pending
+                        && machine.queue != nil && machine.queue === nextQueue
+                    return throughDependency || throughBarrier ? machine.dependencyVersion : nil
+                case .executing:
+                    return waiting is GroupOp && nextGroup === waiting ? 0 : nil
+                case .finishing, .finished:
+                    return nil
+                }
             }
             guard let version else { return nil }
             versions.append(version)

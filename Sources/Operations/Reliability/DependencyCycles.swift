@@ -54,12 +54,16 @@ enum DependencyCycles {
         backwardEdges.load(ordering: .relaxed) > 0 || pendingBarriers.load(ordering: .relaxed) > 0
     }
 
-    /// The dependencies that hold back `operation`: its unfinished dependencies if it is pending
-    /// and not cancelled (cancellation makes an operation ignore its dependencies).
+    /// What holds back `operation`: its unfinished dependencies if it is pending and not cancelled
+    /// (cancellation makes an operation ignore its dependencies); for an executing ``GroupOp``,
+    /// its unfinished children.
     static func blockingDependencies(of operation: Op) -> [Op] {
-        let dependencies = operation.withState { machine -> [Op] in
-            guard machine.lifecycle == .pending, !machine.isCancelled else { return [] }
-            return machine.dependencies
+        let (dependencies, isExecuting) = operation.withState { machine -> ([Op], Bool) in
+            guard machine.lifecycle == .pending, !machine.isCancelled else { return ([], machine.lifecycle == .executing) }
+            return (machine.dependencies, false)
+        }
+        if isExecuting {
+            return (operation as? GroupOp)?.unfinishedChildren ?? []
         }
         return dependencies.filter { !$0.isFinished }
     }

@@ -1,7 +1,7 @@
 /// The graph that cycle and deadlock searches follow: which operations each operation waits for.
 ///
 /// A pending operation waits for its dependencies that hold it back (it is not cancelled, and
-/// they have not finished) and, in a queue with pending barriers, for what the barriers make it
+/// they have not finished), an executing ``GroupOp`` for its unfinished children, and, in a queue with pending barriers, for what the barriers make it
 /// wait for (see ``BarrierWaits``; a cancelled operation still waits for the barrier before it).
 /// One graph serves one search: it takes each queue's barrier waits once, and remembers which
 /// edges come from barriers.
@@ -22,11 +22,15 @@ final class WaitGraph {
         self.heldUp = Set(heldUp.map(ObjectIdentifier.init))
     }
 
-    /// Everything `operation` waits for: dependencies, then barriers.
+    /// Everything `operation` waits for: dependencies, then barriers; for an executing group, its
+    /// unfinished children (searches see through groups).
     func successors(of operation: Op) -> [Op] {
-        let (dependencies, queue) = operation.withState { machine -> ([Op], OpQueue?) in
-            guard machine.lifecycle == .pending else { return ([], nil) }
-            return (machine.isCancelled ? [] : machine.dependencies, machine.queue)
+        let (dependencies, queue, isExecuting) = operation.withState { machine -> ([Op], OpQueue?, Bool) in
+            guard machine.lifecycle == .pending else { return ([], nil, machine.lifecycle == .executing) }
+            return (machine.isCancelled ? [] : machine.dependencies, machine.queue, false)
+        }
+        if isExecuting {
+            return (operation as? GroupOp)?.unfinishedChildren ?? []
         }
         var successors = dependencies.filter { !$0.isFinished || heldUp.contains(ObjectIdentifier($0)) }
         if let queue, DependencyCycles.pendingBarriers.load(ordering: .relaxed) > 0 {
