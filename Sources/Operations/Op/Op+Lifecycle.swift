@@ -105,12 +105,12 @@ extension Op {
         if finish.releasesExclusivity {
             Exclusivity.release(self)
         }
-        if let observers = finish.observers {
+        if finish.notifiesObservers, let (observers, error) = withState({ machine in machine.observers.map { ($0, machine.error) } }) {
             if !finish.hasExecuted {
                 // Cancelled before it started: `willFinish` could not come earlier.
-                observers.post(.willFinish(error: finish.error), from: self, waits: false)
+                observers.post(.willFinish(error: error), from: self, waits: false)
             }
-            observers.post(.didFinish(error: finish.error), from: self)
+            observers.post(.didFinish(error: error), from: self)
         }
         if finish.hasDependents {
             notifyDependents(finish, releasesSlot: releasesSlot)

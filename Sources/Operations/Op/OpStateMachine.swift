@@ -687,10 +687,10 @@ struct OpStateMachine {
         /// Whether the operation asked for exclusivity categories, to give back (or to stop
         /// waiting for) now.
         var releasesExclusivity = false
-        /// The observers to tell that the operation finished, with its error.
-        var observers: ObserverMailbox?
-        /// The operation's error when it finished.
-        var error: (any Error)?
+        /// Whether observers are to be told that the operation finished (the storage reads them,
+        /// and the error, from the extras: rare, and kept out of this action, which every
+        /// operation returns).
+        var notifiesObservers = false
         /// Whether the operation's body ran (false if it was cancelled before it started).
         var hasExecuted = true
 
@@ -710,27 +710,31 @@ struct OpStateMachine {
     /// Ends execution (synchronous ops when `main()` returns; asynchronous ones on `finish()`).
     mutating func finish() -> FinishAction {
         lifecycle = .finishing
-        var action = FinishAction(queue: queue, hasCompletionBlock: completionBlock != nil)
-        if let extras {
-            action.releasesExclusivity = isExclusive
-            action.observers = hasObservers ? extras.observers : nil
-            action.error = extras.error
-            action.hasExecuted = hasExecuted
-        }
+        // Collected in locals and put together at the end: building the action in place from the
+        // closure made the compiler copy it.
+        var firstDependent: Op?
+        var firstDependentSerial: UInt64 = 0
+        var hasDependents = false
+        var otherDependents: [Op] = []
+        var releasedDependentSerials: [UInt64] = []
         dependents.removeAllReferences { operation, serial in
             if let operation {
-                if !action.hasDependents {
-                    action.firstDependent = operation
-                    action.firstDependentSerial = serial
-                    action.hasDependents = true
+                if !hasDependents {
+                    firstDependent = operation
+                    firstDependentSerial = serial
+                    hasDependents = true
                 } else {
-                    action.otherDependents.append(operation)
+                    otherDependents.append(operation)
                 }
             } else {
-                action.releasedDependentSerials.append(serial)
+                releasedDependentSerials.append(serial)
             }
         }
-        return action
+        return FinishAction(firstDependent: firstDependent, firstDependentSerial: firstDependentSerial,
+                            hasDependents: hasDependents, otherDependents: otherDependents,
+                            releasedDependentSerials: releasedDependentSerials, queue: queue,
+                            hasCompletionBlock: completionBlock != nil, releasesExclusivity: isExclusive,
+                            notifiesObservers: hasObservers, hasExecuted: hasExecuted)
     }
 
     /// `finish()` called by an asynchronous operation's own code: finishes it if it is executing.
