@@ -56,4 +56,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("9. start latency (1,000 samples) / Foundation", configuration: .init(timeUnits: .microseconds)) { _ in
         blackHole(Workloads.foundationLatency(samples: 1_000))
     }
+
+    Benchmark("10. 10k groups × 10 children / ours") { _ in Workloads.oursGroups(10_000, children: 10) }
+    Benchmark("10. 100k ops without groups / ours") { _ in Workloads.oursUngrouped(10_000, children: 10) }
+
+    Benchmark("11. 100k ops × 1 condition / ours") { _ in Workloads.oursConditioned(100_000) }
+    Benchmark("11. 100k ops without conditions / ours") { _ in Workloads.oursUnconditioned(100_000) }
 }

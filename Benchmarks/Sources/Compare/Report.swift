@@ -19,12 +19,28 @@ struct Row {
     var taskGroup: Double? = nil
 }
 
+/// One row of the cost of composing: the same work with and without groups or conditions.
+struct CostRow {
+    var name: String
+    /// Seconds with the feature.
+    var with: Double
+    /// Seconds for the same work without it.
+    var without: Double
+}
+
 /// The comparison table, printed as Markdown.
 struct Report {
     private var rows: [Row] = []
+    private var costs: [CostRow] = []
 
     mutating func add(_ row: Row) {
         rows.append(row)
+        Swift.print("measured \(row.name)")
+        fflush(nil)
+    }
+
+    mutating func addCost(_ row: CostRow) {
+        costs.append(row)
         Swift.print("measured \(row.name)")
         fflush(nil)
     }
@@ -43,6 +59,14 @@ struct Report {
                 row.dispatch.map { ratio(row.ours, $0) } ?? "–",
                 row.taskGroup.map { format($0, row.unit) } ?? "–",
             ]
+            Swift.print("| " + cells.joined(separator: " | ") + " |")
+        }
+        guard !costs.isEmpty else { return }
+        Swift.print("")
+        Swift.print("| composition | with | without | with/without |")
+        Swift.print("|---|---:|---:|---:|")
+        for row in costs {
+            let cells = [row.name, format(row.with, .total), format(row.without, .total), ratio(row.with, row.without)]
             Swift.print("| " + cells.joined(separator: " | ") + " |")
         }
     }

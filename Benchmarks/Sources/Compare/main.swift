@@ -141,4 +141,18 @@ if include("latency") {
     }
 }
 
+if include("groups") {
+    report.addCost(CostRow(
+        name: "10. 10k groups × 10 children",
+        with: Measure.best(of: repetitions) { Workloads.oursGroups(10_000, children: 10) },
+        without: Measure.best(of: repetitions) { Workloads.oursUngrouped(10_000, children: 10) }))
+}
+
+if include("conditions") {
+    report.addCost(CostRow(
+        name: "11. 100k ops × 1 passing condition",
+        with: Measure.best(of: repetitions) { Workloads.oursConditioned(100_000) },
+        without: Measure.best(of: repetitions) { Workloads.oursUnconditioned(100_000) }))
+}
+
 report.print()

@@ -58,7 +58,6 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// Creates a group of `operations` (more can be added with ``addChild(_:)``).
     public init(operations: [Op] = []) {
         super.init()
-        childQueue.owningGroup = self
         withState { $0.runEvenWhenCancelled() }
         addChildren(operations)
     }
@@ -118,37 +117,41 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         run(outcome.start)
     }
 
-    /// Runs `children` in the child queue; each tells the group when it is finished for good.
+    /// Runs `children` in the child queue, which tells the group when each is finished for good
+    /// (``OpQueue/owningGroup``). A child that was started by hand meanwhile is waited for instead.
     private final func run(_ children: [Op]) {
         guard !children.isEmpty else { return }
         var queued: [Op] = []
+        queued.reserveCapacity(children.count)
         for child in children {
-            child.onCompletion { [self] in childFinished(child) }
             if child.withState({ $0.queue == nil && $0.lifecycle == .pending }) {
                 queued.append(child)
+            } else {
+                child.onCompletion { [self] in childFinished(child) }
             }
         }
         childQueue.enqueue(queued)
     }
 
-    /// A child is finished for good: its error is counted, and the group finishes after the last.
-    private final func childFinished(_ child: Op) {
-        let error = child.error
-        let (cancelOthers, finishes, errors): ([Op], Bool, [any Error]) = state.withLockedValue { state in
-            state.unfinished -= 1
-            var cancelOthers: [Op] = []
-            if let error {
-                state.errors.append(error)
-                if state.errors.count == 1 && state.cancelsChildrenOnFailure {
-                    cancelOthers = state.children
-                }
-            }
-            let finishes = state.started && state.unfinished == 0 && !state.finished
-            if finishes { state.finished = true }
-            return (cancelOthers, finishes, state.errors)
+    /// A child finished with `error`, before its dependents are told: the error is listed and,
+    /// with ``cancelsChildrenOnFailure``, the other children are cancelled at the first failure.
+    final func childFailed(_ child: Op, error: any Error) {
+        let cancelOthers: [Op] = state.withLockedValue { state in
+            state.errors.append(error)
+            return state.errors.count == 1 && state.cancelsChildrenOnFailure ? state.children : []
         }
         for other in cancelOthers where other !== child {
             other.cancel()
+        }
+    }
+
+    /// A child is finished for good (it left the child queue): the group finishes after the last.
+    final func childFinished(_ child: Op) {
+        let (finishes, errors): (Bool, [any Error]) = state.withLockedValue { state in
+            state.unfinished -= 1
+            let finishes = state.started && state.unfinished == 0 && !state.finished
+            if finishes { state.finished = true }
+            return (finishes, state.errors)
         }
         if finishes {
             finishGroup(errors: errors)
@@ -156,6 +159,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     }
 
     private final func finishGroup(errors: [any Error]) {
+        childQueue.withLock { childQueue.owningGroup = nil }   // ends the loop group → queue → group
         if errors.isEmpty {
             finish()
         } else {
@@ -213,11 +217,14 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// Starts the children: they run in the group's own queue, with the group's quality of
     /// service and its queue's underlying Dispatch queue. Do not override it.
     open override func execute() {
-        childQueue.qualityOfService = qualityOfService
-        if let underlying = withState({ $0.queue })?.underlyingQueue {
-            childQueue.underlyingQueue = underlying
+        let (qualityOfService, queue) = withState { ($0.qualityOfService, $0.queue) }
+        let underlying = queue?.underlyingQueue
+        childQueue.withLock {
+            // The queue is empty: its children are added below.
+            childQueue.storedQualityOfService = qualityOfService
+            childQueue.storedUnderlyingQueue = underlying
+            childQueue.owningGroup = self
         }
-        childQueue.name = "children of \(description)"
         let (waiting, finishes): ([Op], Bool) = state.withLockedValue { state in
             state.started = true
             let waiting = state.waitingForStart

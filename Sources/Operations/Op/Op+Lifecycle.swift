@@ -105,6 +105,12 @@ extension Op {
         if finish.releasesExclusivity {
             Exclusivity.release(self)
         }
+        if finish.isGroupChild, let (group, error) = withState({ machine in machine.group.map { ($0, machine.error) } }),
+           let error {
+            // Before the dependents are told: a dependent must not run before the group cancels
+            // it (`cancelsChildrenOnFailure`), and errors are listed in the order they happened.
+            group.childFailed(self, error: error)
+        }
         if finish.notifiesObservers, let (observers, error) = withState({ machine in machine.observers.map { ($0, machine.error) } }) {
             if !finish.hasExecuted {
                 // Cancelled before it started: `willFinish` could not come earlier.

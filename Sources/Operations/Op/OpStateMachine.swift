@@ -95,6 +95,8 @@ struct OpStateMachine {
     /// Whether the body runs even when the operation was cancelled before it started: a
     /// ``GroupOp`` runs to let its (cancelled) children finish.
     private(set) var runsWhenCancelled = false
+    /// Whether the operation is a group's child (its group learns of a failure as it finishes).
+    private(set) var isGroupChild = false
     private(set) var unfinishedDependencyCount = 0
     /// The dependencies, held strongly, in the order they were added (until they are settled).
     private(set) var dependencyList = SmallList<Op>()
@@ -398,6 +400,7 @@ struct OpStateMachine {
     mutating func join(_ group: GroupOp) -> GroupOp? {
         if let current = extras?.group { return current }
         ensureExtras().group = group
+        isGroupChild = true
         return nil
     }
 
@@ -693,6 +696,9 @@ struct OpStateMachine {
         var notifiesObservers = false
         /// Whether the operation's body ran (false if it was cancelled before it started).
         var hasExecuted = true
+        /// Whether the operation is a group's child: a failure is reported to the group before
+        /// the dependents are told.
+        var isGroupChild = false
 
         /// Every operation waiting for this one.
         var dependents: [Op] {
@@ -734,7 +740,7 @@ struct OpStateMachine {
                             hasDependents: hasDependents, otherDependents: otherDependents,
                             releasedDependentSerials: releasedDependentSerials, queue: queue,
                             hasCompletionBlock: completionBlock != nil, releasesExclusivity: isExclusive,
-                            notifiesObservers: hasObservers, hasExecuted: hasExecuted)
+                            notifiesObservers: hasObservers, hasExecuted: hasExecuted, isGroupChild: isGroupChild)
     }
 
     /// `finish()` called by an asynchronous operation's own code: finishes it if it is executing.

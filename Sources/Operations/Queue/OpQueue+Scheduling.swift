@@ -68,7 +68,7 @@ extension OpQueue {
             dependency.withState { $0.queue == nil && $0.lifecycle == .pending }
         }
         guard !dependencies.isEmpty else { return }
-        if let group = owningGroup {
+        if let group = withLock({ owningGroup }) {
             group.addChildren(dependencies)
         } else {
             enqueue(dependencies)
@@ -122,6 +122,8 @@ extension OpQueue {
         var changes: QueueChanges
         var stallCheck: UInt64?
         var discarded: [ReadyLists.Entry]
+        /// The group whose children the queue runs, told that this one finished.
+        var group: GroupOp?
     }
 
     /// Removes a member that is finished for good. Call with the lock held.
@@ -139,7 +141,8 @@ extension OpQueue {
         registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
         var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
-        return Leaving(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
+        return Leaving(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded,
+                       group: owningGroup)
     }
 
     /// Performs what a member's leaving asks for, outside the lock: observers; then
@@ -156,6 +159,7 @@ extension OpQueue {
             }
         }
         completing.complete(leaving: nil)
+        leaving.group?.childFinished(completing)
         for waiter in leaving.action.waiters {
             waiter()
         }

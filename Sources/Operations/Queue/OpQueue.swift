@@ -23,8 +23,8 @@ import Synchronization
 ///
 /// Queues are `Equatable` and `Hashable` by identity, as `NSObject`s are.
 open class OpQueue: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue` and
-    // `storedQualityOfService` are only touched with `lock` held; `registry` and `progress` are
+    // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue`,
+    // `storedQualityOfService` and `owningGroup` are only touched with `lock` held; `registry` and `progress` are
     // thread-safe on their own; `isMainQueue` is immutable.
 
     /// The value of ``maxConcurrentOperationCount`` that lets the queue decide (the default):
@@ -58,8 +58,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     @exclusivity(unchecked) final var storedQualityOfService: DispatchQoS.QoSClass = .default
     #endif
     private var storedName: String?
-    /// The group whose children this queue runs, if it is a group's queue (see ``GroupOp``).
-    final weak var owningGroup: GroupOp?
+    /// The group whose children this queue runs, while it runs them (see ``GroupOp``): each
+    /// member that leaves is reported to it. Set when the group starts and cleared when it
+    /// finishes, with the lock held.
+    final var owningGroup: GroupOp?
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()
