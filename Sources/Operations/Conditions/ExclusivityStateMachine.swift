@@ -12,8 +12,8 @@
 ///
 /// **Order.** Requests are granted in the order they were made: a waiting request reserves the
 /// categories it needs, and a later request for one of them waits behind it, unless the later one
-/// is nested under the category's current holder (its group holds it, and cannot give it back
-/// before its children are done).
+/// comes from inside a group that holds a category (the group cannot give it back before its
+/// children are done, so whoever waits for the group waits for them anyway).
 struct ExclusivityStateMachine {
     /// A request for categories.
     struct Request {
@@ -31,9 +31,18 @@ struct ExclusivityStateMachine {
     private(set) var waiting: [Request] = []
 
     /// Whether `request` can be granted now, given the categories reserved by older requests.
+    ///
+    /// A request from inside a group that holds a category ignores the reservations: the group
+    /// cannot give its categories back before its children are done, so an older request that
+    /// waits for the group could never go first, and making the child wait behind it would
+    /// deadlock.
     private func isAvailable(_ request: Request, reserved: Set<String>) -> Bool {
-        request.categories.allSatisfy { category in
-            guard let innermost = holders[category]?.last else { return !reserved.contains(category) }
+        let ignoresReservations = !request.ancestors.isEmpty
+            && holders.values.contains { stack in stack.contains { request.ancestors.contains($0) } }
+        return request.categories.allSatisfy { category in
+            guard let innermost = holders[category]?.last else {
+                return ignoresReservations || !reserved.contains(category)
+            }
             return request.ancestors.contains(innermost)
         }
     }

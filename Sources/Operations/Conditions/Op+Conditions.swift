@@ -51,19 +51,13 @@ extension Op {
 
     /// Performs what the result of the conditions asks for.
     private final func conditionsEvaluated(_ failure: ConditionFailedError?) {
-        let ((askExclusivity, readiness), registry) = transitionDeferringDelivery { machine in
-            let old = machine.error
-            let result = machine.conditionsEvaluated(failure: failure)
-            if failure != nil, old == nil, let error = machine.error {
-                machine.record(.error, old: old as Any, new: error as Any)
-            }
-            return result
+        let ((askExclusivity, readiness, observers), registry) = transitionDeferringDelivery { machine in
+            let (askExclusivity, readiness, observers) = machine.recordConditions(failure: failure)
+            return (askExclusivity, readiness, observers)
         }
         performReadiness(readiness)
         deliver(registry)
-        if let failure, isCancelled {
-            observersDidCancel(error: error ?? failure)
-        }
+        observers?.deliverQueued(from: self)
         if askExclusivity {
             Exclusivity.request(self, categories: exclusivityCategoriesToRequest) { [self] in
                 exclusivityGranted()
@@ -108,17 +102,8 @@ extension Op {
         } else {
             failure = OpCondition.evaluateSynchronously(conditions, for: self)
         }
-        let (askExclusivity, _) = transition { machine in
-            let old = machine.error
-            let result = machine.conditionsEvaluated(failure: failure)
-            if failure != nil, old == nil, let error = machine.error {
-                machine.record(.error, old: old as Any, new: error as Any)
-            }
-            return result
-        }
-        if let failure, isCancelled {
-            observersDidCancel(error: error ?? failure)
-        }
+        let (askExclusivity, _, observers) = transition { $0.recordConditions(failure: failure) }
+        observers?.deliverQueued(from: self)
         guard askExclusivity else { return }
         let granted = DispatchSemaphore(value: 0)
         Exclusivity.request(self, categories: exclusivityCategoriesToRequest) { granted.signal() }
@@ -126,5 +111,21 @@ extension Op {
         if transition({ $0.exclusivityGranted() }) == nil {
             Exclusivity.release(self)
         }
+    }
+}
+
+extension OpStateMachine {
+    /// The conditions were evaluated (``conditionsEvaluated(failure:)``): records the error as an
+    /// observable change and, if the failure cancelled the operation, queues `didCancel` for its
+    /// observers (in the transition, so that it comes before the finish the cancellation causes).
+    mutating func recordConditions(failure: ConditionFailedError?) -> (askExclusivity: Bool, readiness: ReadinessAction, observers: ObserverMailbox?) {
+        let old = error
+        let wasCancelled = isCancelled
+        let (askExclusivity, readiness) = conditionsEvaluated(failure: failure)
+        if failure != nil, old == nil, let error {
+            record(.error, old: old as Any, new: error as Any)
+        }
+        let observers = !wasCancelled && isCancelled ? self.observers?.queuing(.didCancel(error: error)) : nil
+        return (askExclusivity, readiness, observers)
     }
 }

@@ -39,6 +39,17 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// The queue that runs the children once the group started.
     private let childQueue = OpQueue()
     private let state = LockedBox(State())
+    /// What the children hold to find their group: one weak reference per group, not one per
+    /// child (an object with weak references is slower to release, and each weak reference costs).
+    final let link = Link()
+
+    /// Leads a child to its group without keeping the group alive.
+    final class Link: @unchecked Sendable {
+        // @unchecked Sendable: `group` is written once, in the group's initializer, before the
+        // group (and so the link) can reach another thread; afterwards it is only read (the
+        // runtime makes reading a weak reference safe against the object's release).
+        weak var group: GroupOp?
+    }
 
     private struct State {
         /// Every child, in the order it was added.
@@ -58,6 +69,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// Creates a group of `operations` (more can be added with ``addChild(_:)``).
     public init(operations: [Op] = []) {
         super.init()
+        link.group = self
         withState { $0.runEvenWhenCancelled() }
         addChildren(operations)
     }
@@ -225,13 +237,20 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
             childQueue.storedUnderlyingQueue = underlying
             childQueue.owningGroup = self
         }
-        let (waiting, finishes): ([Op], Bool) = state.withLockedValue { state in
+        // Cancelled in any way (cancel(), a failed condition, an ended cycle): the children are
+        // cancelled before any of them starts, and those added later start cancelled.
+        let isCancelled = self.isCancelled
+        let (waiting, finishes, children): ([Op], Bool, [Op]) = state.withLockedValue { state in
             state.started = true
+            if isCancelled { state.isCancelled = true }
             let waiting = state.waitingForStart
             state.waitingForStart = []
             let finishes = state.unfinished == 0 && !state.finished
             if finishes { state.finished = true }
-            return (waiting, finishes)
+            return (waiting, finishes, isCancelled ? state.children : [])
+        }
+        for child in children {
+            child.cancel()
         }
         if finishes {
             finishGroup(errors: [])

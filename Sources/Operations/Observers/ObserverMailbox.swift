@@ -59,21 +59,53 @@ final class ObserverMailbox: @unchecked Sendable {
     func post(_ event: Event, from operation: Op, waits: Bool = true) {
         var delivered: DispatchSemaphore?
         let delivers: Bool = lock.withLock {
-            let recipients: [any OpObserver]
-            if case .didAttach(let observer) = event { recipients = [observer] } else { recipients = observers }
             if isDelivering {
                 delivered = event.holdsOperation && waits ? DispatchSemaphore(value: 0) : nil
-                pending.append(Pending(event: event, observers: recipients, delivered: delivered))
+                append(event, delivered: delivered)
                 return false
             }
             isDelivering = true
-            pending.append(Pending(event: event, observers: recipients, delivered: nil))
+            append(event, delivered: nil)
             return true
         }
         guard delivers else {
             delivered?.wait()
             return
         }
+        deliverAll(from: operation)
+    }
+
+    /// Queues `event` without delivering it: its place in the order is taken now (called with the
+    /// operation's lock held, inside the transition that makes the event happen), and
+    /// ``deliverQueued(from:)`` delivers it once the lock is released.
+    func enqueue(_ event: Event) {
+        lock.withLock { append(event, delivered: nil) }
+    }
+
+    /// Queues `event` (see ``enqueue(_:)``) and returns the mailbox, for its caller to deliver.
+    func queuing(_ event: Event) -> ObserverMailbox {
+        enqueue(event)
+        return self
+    }
+
+    /// Delivers the queued events, unless another thread is delivering (it delivers them).
+    func deliverQueued(from operation: Op) {
+        let delivers: Bool = lock.withLock {
+            if isDelivering || pending.isEmpty { return false }
+            isDelivering = true
+            return true
+        }
+        if delivers { deliverAll(from: operation) }
+    }
+
+    private func append(_ event: Event, delivered: DispatchSemaphore?) {
+        let recipients: [any OpObserver]
+        if case .didAttach(let observer) = event { recipients = [observer] } else { recipients = observers }
+        pending.append(Pending(event: event, observers: recipients, delivered: delivered))
+    }
+
+    /// Delivers until nothing is pending; the caller became the deliverer.
+    private func deliverAll(from operation: Op) {
         while let next = lock.withLock({ () -> Pending? in
             if pending.isEmpty {
                 isDelivering = false

@@ -68,8 +68,4 @@ extension Op {
         observers?.post(.willFinish(error: error), from: self)
     }
 
-    /// Tells the observers that the operation was cancelled.
-    final func observersDidCancel(error: (any Error)?) {
-        withState { $0.observers }?.post(.didCancel(error: error), from: self)
-    }
 }

@@ -7,7 +7,10 @@
 /// For one operation, the callbacks come one at a time, in the order of the events, and never
 /// while a lock of the library is held (they may call anything on the operation or its queue).
 /// ``willExecute(_:)`` returns before the body starts, and ``willFinish(_:error:)`` before the
-/// operation reads as finished.
+/// operation reads as finished (for an operation that ran; one cancelled before it started reads
+/// as finished already, and gets ``didCancel(_:error:)``, ``willFinish(_:error:)`` and
+/// ``didFinish(_:error:)`` in that order). ``didCancel(_:error:)`` always comes before the
+/// finish that the cancellation causes.
 ///
 /// - Important: A callback must not block waiting for its own operation to finish (use
 ///   ``didFinish(_:error:)`` instead): while it runs, the operation's next callback cannot be

@@ -30,19 +30,23 @@ extension Op {
 
     /// The transition that ends a pending operation on a dependency cycle with `error`: it is
     /// cancelled (so its body never runs and its dependents go on), and finished at once if it is
-    /// in no queue. Perform the action with ``performFail(_:)``, then deliver the changes.
-    final func markFailed(with error: any Error) -> (action: OpStateMachine.FailAction, registry: ObserverRegistry?) {
-        transitionDeferringDelivery { machine in
+    /// in no queue. Perform the action with ``performFail(_:)``, then deliver the changes (and the
+    /// `didCancel` queued for the ``OpObserver``s).
+    final func markFailed(with error: any Error) -> (action: OpStateMachine.FailAction, registry: ObserverRegistry?, observers: ObserverMailbox?) {
+        let ((action, observers), registry) = transitionDeferringDelivery { machine in
             let old = machine.error
             let action = machine.fail(with: error)
+            var observers: ObserverMailbox?
             if case .none = action {} else {
                 machine.record(.error, old: old as Any, new: machine.error as Any)
+                observers = machine.observers?.queuing(.didCancel(error: machine.error))
             }
-            return action
+            return (action, observers)
         }
+        return (action, registry, observers)
     }
 
-    /// Performs the action of ``markFailedLocked(with:)``.
+    /// Performs the action of ``markFailed(with:)``.
     final func performFail(_ action: OpStateMachine.FailAction) {
         switch action {
         case .none:

@@ -234,7 +234,12 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         // Observers hear of the cancellation once it has taken effect (see
         // `transitionDeferringDelivery`): an observer that waits for the operation then does not
         // keep it from being scheduled, or its task from being cancelled.
-        let (action, registry) = transitionDeferringDelivery { $0.cancel() }
+        // `didCancel` takes its place among the observers' events inside the transition, so that
+        // it comes before the finish it may cause; it is delivered with the other changes.
+        let ((action, observers), registry) = transitionDeferringDelivery { machine in
+            let action = machine.cancel()
+            return (action, action.didCancel ? machine.observers?.queuing(.didCancel(error: machine.error)) : nil)
+        }
         if action.didCancel {
             if action.wasExecuting {
                 didCancelWhileExecuting()
@@ -242,9 +247,7 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
             performReadiness(action.readiness)
         }
         deliver(registry)
-        if action.didCancel, flags.load(ordering: .relaxed) & Flags.observed != 0 {
-            observersDidCancel(error: error)
-        }
+        observers?.deliverQueued(from: self)
     }
 
     /// Called once, after the lock is released, when an executing operation is cancelled.

@@ -150,8 +150,8 @@ struct OpStateMachine {
         var conditionDependencies: [Op] = []
         /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
         var exclusivityCategories: [String] = []
-        /// The group the operation is a child of.
-        weak var group: GroupOp?
+        /// The link to the group the operation is a child of (shared by its children).
+        var groupLink: GroupOp.Link?
         /// The ``OpObserver``s and the order of their callbacks.
         var observers: ObserverMailbox?
     }
@@ -273,7 +273,7 @@ struct OpStateMachine {
     var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
 
     /// The group the operation is a child of, if any.
-    var group: GroupOp? { extras?.group }
+    var group: GroupOp? { extras?.groupLink?.group }
 
     /// The observer mailbox, if an observer was ever added.
     var observers: ObserverMailbox? { extras?.observers }
@@ -398,8 +398,8 @@ struct OpStateMachine {
     /// Makes `group` the operation's group. Returns the group it already had, if any (the caller
     /// traps), or `nil` if it is now `group`'s child.
     mutating func join(_ group: GroupOp) -> GroupOp? {
-        if let current = extras?.group { return current }
-        ensureExtras().group = group
+        if let current = extras?.groupLink?.group { return current }
+        ensureExtras().groupLink = group.link
         isGroupChild = true
         return nil
     }

@@ -195,6 +195,7 @@ enum DependencyCycles {
         }
         for (operation, mark) in zip(cycle.operations, marks) {
             operation.deliver(mark.registry)
+            mark.observers?.deliverQueued(from: operation)
         }
         return true
     }

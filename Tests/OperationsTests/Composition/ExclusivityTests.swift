@@ -1,0 +1,564 @@
+import Testing
+import Dispatch
+@testable import Operations
+
+/// A block operation with `.mutuallyExclusive` conditions for `categories`.
+private func exclusive(_ categories: String..., name: String? = nil, _ block: @escaping @Sendable () -> Void = {}) -> BlockOp {
+    let op = BlockOp(block: block)
+    op.name = name
+    for category in categories {
+        op.addCondition(.mutuallyExclusive(category))
+    }
+    return op
+}
+
+/// The identities of the operations holding `category`, outermost first.
+private func holders(_ category: String) -> [ObjectIdentifier] {
+    Exclusivity.holders(of: category).map(ObjectIdentifier.init)
+}
+
+/// The identities of `operations`.
+private func ids(_ operations: Op...) -> [ObjectIdentifier] {
+    operations.map(ObjectIdentifier.init)
+}
+
+/// Where `op` stands between readiness and its queue's ready list.
+private func gate(of op: Op) -> OpStateMachine.Gate {
+    op.withState { $0.gate }
+}
+
+/// Waits, polling on this thread, until `queue` is empty; `false` after `seconds` (a hang guard).
+/// (Unlike `queueEmpties`, it needs no Dispatch thread: Linux adds those only about once a
+/// second when tests running in parallel block them all.)
+private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
+    eventually(seconds: seconds) { queue.operationCount == 0 }
+}
+
+@Suite struct ExclusivityTests {
+    @Test func operationsSharingACategoryNeverOverlapAcrossQueues() {
+        let category = uniqueToken("shared")
+        let meter = ConcurrencyMeter()
+        let queues = (0..<3).map { _ in OpQueue() }
+        for queue in queues {
+            for _ in 0..<10 {
+                queue.addOperation(exclusive(category) {
+                    meter.enter()
+                    blockThread(milliseconds: 1)
+                    meter.leave()
+                })
+            }
+        }
+        for queue in queues {
+            #expect(drains(queue))
+        }
+        #expect(meter.total == 30)
+        #expect(meter.peak == 1)
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func differentCategoriesOverlap() {
+        let first = uniqueToken("first")
+        let second = uniqueToken("second")
+        let aStarted = Gate()
+        let bStarted = Gate()
+        let sawOther = EventLog<Bool>()
+        let a = exclusive(first) {
+            aStarted.open()
+            sawOther.append(bStarted.wait(seconds: 5))
+        }
+        let b = exclusive(second) {
+            bStarted.open()
+            sawOther.append(aStarted.wait(seconds: 5))
+        }
+        let queue = OpQueue()
+        queue.addOperations([a, b], waitUntilFinished: true)
+        #expect(sawOther.all == [true, true])
+        #expect(holders(first).isEmpty && holders(second).isEmpty)
+    }
+
+    @Test func operationWithTwoCategoriesExcludesOperationsOfEither() {
+        let x = uniqueToken("x")
+        let y = uniqueToken("y")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let both = exclusive(x, y) {
+            log.append("both start")
+            started.open()
+            release.wait()
+            log.append("both end")
+        }
+        let onlyX = exclusive(x) { log.append("x") }
+        let onlyY = exclusive(y) { log.append("y") }
+        let queue = OpQueue()
+        queue.addOperation(both)
+        #expect(started.wait())
+        queue.addOperation(onlyX)
+        queue.addOperation(onlyY)
+        // Synchronous conditions: the requests were made by addOperation.
+        #expect(gate(of: onlyX) == .waitingForExclusivity)
+        #expect(gate(of: onlyY) == .waitingForExclusivity)
+        #expect(holders(x) == ids(both))
+        #expect(holders(y) == ids(both))
+        release.open()
+        #expect(drains(queue))
+        #expect(Array(log.all.prefix(2)) == ["both start", "both end"])
+        #expect(Set(log.all.dropFirst(2)) == ["x", "y"])
+        #expect(holders(x).isEmpty && holders(y).isEmpty)
+    }
+
+    @Test func operationWithTwoCategoriesHoldsNeitherWhileWaitingForOne() {
+        let x = uniqueToken("x")
+        let y = uniqueToken("y")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let holderOfY = exclusive(y) {
+            started.open()
+            release.wait()
+            log.append("y")
+        }
+        let both = exclusive(x, y) { log.append("both") }
+        let queue = OpQueue()
+        queue.addOperation(holderOfY)
+        #expect(started.wait())
+        queue.addOperation(both)
+        #expect(gate(of: both) == .waitingForExclusivity)
+        #expect(holders(x).isEmpty)
+        #expect(holders(y) == ids(holderOfY))
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == ["y", "both"])
+        #expect(holders(x).isEmpty && holders(y).isEmpty)
+    }
+
+    @Test func categoryIsGrantedInTheOrderOperationsBecameReady() {
+        let category = uniqueToken("order")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<Int>()
+        let holder = exclusive(category) {
+            started.open()
+            release.wait()
+        }
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(started.wait())
+        // Each waiter becomes ready when its trigger is started, here, in this order.
+        let triggers = (0..<5).map { _ in BlockOp {} }
+        let waiters = (0..<5).map { index in
+            let op = exclusive(category) { log.append(index) }
+            op.addDependency(triggers[index])
+            return op
+        }
+        for waiter in waiters { queue.addOperation(waiter) }
+        let readinessOrder = [3, 1, 4, 0, 2]
+        for index in readinessOrder {
+            triggers[index].start()
+            #expect(gate(of: waiters[index]) == .waitingForExclusivity)
+        }
+        #expect(log.count == 0)
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == readinessOrder)
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func operationsAddedOneAtATimeGetTheCategoryInThatOrder() {
+        let category = uniqueToken("added")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<Int>()
+        let queue = OpQueue()
+        queue.addOperation(exclusive(category) {
+            started.open()
+            release.wait()
+        })
+        #expect(started.wait())
+        for index in 0..<8 {
+            queue.addOperation(exclusive(category) { log.append(index) })
+        }
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == Array(0..<8))
+    }
+
+    @Test func categoryIsReleasedWhenTheHolderFinishes() {
+        let category = uniqueToken("release")
+        let started = Gate()
+        let release = Gate()
+        let seenByNext = EventLog<[ObjectIdentifier]>()
+        let first = exclusive(category) {
+            started.open()
+            release.wait()
+        }
+        let queue = OpQueue()
+        queue.addOperation(first)
+        #expect(started.wait())
+        let next = exclusive(category) {
+            seenByNext.append(holders(category))
+        }
+        queue.addOperation(next)
+        #expect(holders(category) == ids(first))
+        #expect(!next.isExecuting && !next.isFinished)
+        release.open()
+        #expect(drains(queue))
+        #expect(seenByNext.all == [ids(next)])
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func cancelledWaiterFinishesPromptlyWithoutRunningAndDoesNotBlockOthers() {
+        let category = uniqueToken("cancel")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let holder = exclusive(category) {
+            started.open()
+            release.wait()
+            log.append("holder")
+        }
+        let cancelled = exclusive(category) { log.append("cancelled") }
+        let next = exclusive(category) { log.append("next") }
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(started.wait())
+        queue.addOperation(cancelled)
+        queue.addOperation(next)
+        #expect(gate(of: cancelled) == .waitingForExclusivity)
+        cancelled.cancel()
+        // Finishes while the holder still holds the category.
+        #expect(eventually(seconds: 5) { cancelled.isFinished })
+        #expect(holders(category) == ids(holder))
+        #expect(!next.isExecuting && !next.isFinished)
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == ["holder", "next"])
+        #expect(cancelled.isCancelled && cancelled.error == nil)
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func manualStartWaitsForTheCategory() {
+        let category = uniqueToken("manual")
+        let started = Gate()
+        let release = Gate()
+        let done = Gate()
+        let log = EventLog<String>()
+        let holder = exclusive(category) {
+            started.open()
+            release.wait()
+            log.append("holder")
+        }
+        let manual = exclusive(category) { log.append("manual") }
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(started.wait())
+        // Started by hand from a worker of another queue (it is in no queue itself).
+        OpQueue().addOperation {
+            manual.start()
+            done.open()
+        }
+        #expect(eventually(seconds: 5) { gate(of: manual) == .waitingForExclusivity })
+        #expect(!manual.isFinished)
+        release.open()
+        #expect(done.wait())
+        #expect(log.all == ["holder", "manual"])
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func operationsWithFailingConditionsNeverTakeTheCategory() {
+        let category = uniqueToken("failing")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let holder = exclusive(category) {
+            started.open()
+            release.wait()
+            log.append("holder")
+        }
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(started.wait())
+        // The exclusivity condition comes first, yet conditions are passed before categories.
+        let failing = exclusive(category) { log.append("failing") }
+        failing.addCondition(.predicate("no") { _ in false })
+        queue.addOperation(failing)
+        // Finishes without waiting for the holder.
+        #expect(eventually(seconds: 5) { failing.isFinished })
+        #expect(failing.isCancelled)
+        #expect((failing.error as? ConditionFailedError)?.condition == "no")
+        #expect(holders(category) == ids(holder))
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == ["holder"])
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func operationsWithFailingAsyncConditionsNeverTakeTheCategory() async {
+        let category = uniqueToken("failing-async")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let holder = exclusive(category) {
+            started.open()
+            release.wait()
+            log.append("holder")
+        }
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(await onOwnThread { started.wait() })
+        let failing = exclusive(category) { log.append("failing") }
+        failing.addCondition(.evaluate("async no") { _ in false })
+        queue.addOperation(failing)
+        await failing.waitUntilFinished()
+        #expect(failing.isCancelled)
+        #expect((failing.error as? ConditionFailedError)?.condition == "async no")
+        #expect(holders(category) == ids(holder))
+        release.open()
+        await queue.waitUntilAllOperationsAreFinished()
+        #expect(log.all == ["holder"])
+        #expect(holders(category).isEmpty)
+    }
+
+    // MARK: Groups
+
+    @Test func childrenRunUnderTheirGroupsHoldAndStillExcludeEachOther() {
+        let category = uniqueToken("group")
+        let meter = ConcurrencyMeter()
+        let seen = EventLog<[ObjectIdentifier]>()
+        let release = Gate()
+        let children = (0..<2).map { index in
+            let child = RecordingOp { _ in
+                meter.enter()
+                seen.append(holders(category))
+                if index == 0 { release.wait() }
+                blockThread(milliseconds: 5)
+                meter.leave()
+            }
+            child.addCondition(.mutuallyExclusive(category))
+            return child
+        }
+        let group = GroupOp(operations: children)
+        group.addCondition(.mutuallyExclusive(category))
+        let outsiderSaw = EventLog<Bool>()
+        let outsider = exclusive(category) {
+            outsiderSaw.append(children.allSatisfy(\.isFinished))
+        }
+        let queue = OpQueue()
+        queue.addOperation(group)
+        // The group holds it (and perhaps a child, nested, already).
+        #expect(holders(category).first == ObjectIdentifier(group))
+        queue.addOperation(outsider)
+        #expect(gate(of: outsider) == .waitingForExclusivity)
+        release.open()
+        #expect(drains(queue))
+        #expect(meter.total == 2)
+        #expect(meter.peak == 1)
+        // Each child saw [group, itself] as the holders.
+        let expected = Set(children.map { ids(group, $0) })
+        #expect(Set(seen.all) == expected)
+        #expect(outsiderSaw.all == [true])
+        #expect(group.error == nil)
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func childIsNotQueuedBehindAnOutsiderWaitingForItsGroupsCategory() {
+        // The group holds the category; an outsider waits for it; then a child asks for it. The
+        // child goes first (its group cannot give the category back before it is done).
+        let category = uniqueToken("nested")
+        let trigger = BlockOp {}
+        let log = EventLog<String>()
+        let child = exclusive(category) { log.append("child") }
+        child.addDependency(trigger)
+        let group = GroupOp(operations: [child])
+        group.addCondition(.mutuallyExclusive(category))
+        let outsider = exclusive(category) { log.append("outsider") }
+        let queue = OpQueue()
+        queue.addOperation(group)
+        #expect(eventually(seconds: 5) { group.isExecuting })
+        queue.addOperation(outsider)
+        #expect(gate(of: outsider) == .waitingForExclusivity)
+        trigger.start()
+        #expect(drains(queue))
+        #expect(log.all == ["child", "outsider"])
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func groupAsksForItsChildrensCategoriesWhenItStarts() {
+        let x = uniqueToken("gx")
+        let y = uniqueToken("gy")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let holderOfY = exclusive(y) {
+            started.open()
+            release.wait()
+            log.append("holder of y")
+        }
+        let seenX = EventLog<[ObjectIdentifier]>()
+        let seenY = EventLog<[ObjectIdentifier]>()
+        let child = exclusive(y) {
+            seenX.append(holders(x))
+            seenY.append(holders(y))
+            log.append("child")
+        }
+        let group = GroupOp(operations: [child])
+        group.addCondition(.mutuallyExclusive(x))
+        #expect(group.exclusivityCategoriesToRequest == [x, y].sorted())
+        let queue = OpQueue()
+        queue.addOperation(holderOfY)
+        #expect(started.wait())
+        queue.addOperation(group)
+        // All or none: the group waits for y, holding neither.
+        #expect(gate(of: group) == .waitingForExclusivity)
+        #expect(holders(x).isEmpty)
+        #expect(holders(y) == ids(holderOfY))
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == ["holder of y", "child"])
+        #expect(seenX.all == [ids(group)])
+        #expect(seenY.all == [ids(group, child)])
+        #expect(holders(x).isEmpty && holders(y).isEmpty)
+    }
+
+    @Test func childAddedWhileTheGroupRunsGetsItsOwnCategoryFromOutside() {
+        // A group holding x gets a child needing y after it started (not asked for at start):
+        // the child waits for y like any operation, and gets it once the outsider gives it back.
+        let x = uniqueToken("lx")
+        let y = uniqueToken("ly")
+        let holderStarted = Gate()
+        let releaseHolder = Gate()
+        let log = EventLog<String>()
+        let holderOfY = exclusive(y) {
+            holderStarted.open()
+            releaseHolder.wait()
+            log.append("holder of y")
+        }
+        let late = exclusive(y) { log.append("late") }
+        let starter = BlockOp {
+            log.append("starter")
+            Op.current?.group?.addChild(late)
+        }
+        let group = GroupOp(operations: [starter])
+        group.addCondition(.mutuallyExclusive(x))
+        let queue = OpQueue()
+        queue.addOperation(holderOfY)
+        #expect(holderStarted.wait())
+        queue.addOperation(group)
+        #expect(eventually(seconds: 5) { late.group === group && gate(of: late) == .waitingForExclusivity })
+        #expect(holders(x) == ids(group))
+        releaseHolder.open()
+        #expect(drains(queue))
+        #expect(log.all == ["starter", "holder of y", "late"])
+        #expect(holders(x).isEmpty && holders(y).isEmpty)
+    }
+
+    @Test
+    func lateChildIsNotQueuedBehindAnOutsiderWaitingForItsGroup() {
+        // The group holds x. An outsider asks for [x, y]: it waits for x, and reserves y. A child
+        // added to the running group then asks for y: it waits behind the outsider's reservation,
+        // the outsider waits for the group, and the group waits for the child.
+        let x = uniqueToken("dx")
+        let y = uniqueToken("dy")
+        let started = Gate()
+        let go = Gate()
+        let log = EventLog<String>()
+        let late = exclusive(y) { log.append("late") }
+        let starter = BlockOp {
+            started.open()
+            go.wait()
+            Op.current?.group?.addChild(late)
+        }
+        let group = GroupOp(operations: [starter])
+        group.addCondition(.mutuallyExclusive(x))
+        let outsider = exclusive(x, y) { log.append("outsider") }
+        let queue = OpQueue()
+        queue.addOperation(group)
+        #expect(started.wait())
+        queue.addOperation(outsider)
+        #expect(gate(of: outsider) == .waitingForExclusivity)
+        go.open()
+        let emptied = drains(queue, seconds: 2)
+        #expect(emptied)
+        #expect(log.all == ["late", "outsider"])
+        if !emptied {
+            // Unstick it, so the test leaves nothing behind.
+            outsider.cancel()
+            #expect(drains(queue))
+        }
+    }
+
+    @Test func cancelledGroupWaitingForItsCategoryFinishesPromptlyWithoutTakingIt() {
+        let category = uniqueToken("cancel-group")
+        let started = Gate()
+        let release = Gate()
+        let log = EventLog<String>()
+        let holder = exclusive(category) {
+            started.open()
+            release.wait()
+            log.append("holder")
+        }
+        let group = GroupOp(operations: [BlockOp {}])
+        group.addCondition(.mutuallyExclusive(category))
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(started.wait())
+        queue.addOperation(group)
+        #expect(gate(of: group) == .waitingForExclusivity)
+        group.cancel()
+        // Finishes while the holder still holds the category, and never took it.
+        #expect(eventually(seconds: 5) { group.isFinished })
+        #expect(holders(category) == ids(holder))
+        let next = exclusive(category) { log.append("next") }
+        queue.addOperation(next)
+        release.open()
+        #expect(drains(queue))
+        #expect(log.all == ["holder", "next"])
+        #expect(group.isCancelled)
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test
+    func cancelledGroupWaitingForItsCategoryDoesNotRunItsChildren() {
+        // A race: repeated so that it shows.
+        let category = uniqueToken("cancel-group-children")
+        var childrenThatRan = 0
+        for _ in 0..<100 {
+            let started = Gate()
+            let release = Gate()
+            let log = EventLog<String>()
+            let holder = exclusive(category) {
+                started.open()
+                release.wait()
+            }
+            let child = BlockOp { log.append("child") }
+            let group = GroupOp(operations: [child])
+            group.addCondition(.mutuallyExclusive(category))
+            let queue = OpQueue()
+            queue.addOperation(holder)
+            #expect(started.wait())
+            queue.addOperation(group)
+            group.cancel()
+            release.open()
+            #expect(drains(queue))
+            if log.count > 0 || !child.isCancelled { childrenThatRan += 1 }
+        }
+        #expect(childrenThatRan == 0)
+        #expect(holders(category).isEmpty)
+    }
+
+    @Test func childWithTheGroupsCategoryInANestedGroup() {
+        let category = uniqueToken("deep")
+        let seen = EventLog<[ObjectIdentifier]>()
+        let leaf = exclusive(category) {
+            seen.append(holders(category))
+        }
+        let inner = GroupOp(operations: [leaf])
+        let outer = GroupOp(operations: [inner])
+        outer.addCondition(.mutuallyExclusive(category))
+        let queue = OpQueue()
+        queue.addOperation(outer)
+        #expect(drains(queue))
+        #expect(seen.all == [ids(outer, leaf)])
+        #expect(holders(category).isEmpty)
+    }
+}
