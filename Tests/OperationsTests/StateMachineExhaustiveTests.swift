@@ -136,7 +136,7 @@ import Testing
             switch machine.enqueue(in: OpQueue()) {
             case .schedule: return "schedule"
             case .wait: return "wait"
-            case .passGates, .waitAddingConditionDependencies: return "gates (the states here have no conditions)"
+            case .passGates: return "gates (the states here have no conditions)"
             case .misuse(let misuse): return "misuse(\(misuse))"
             }
         case .cancel:

@@ -38,8 +38,8 @@ extension Op {
     /// exclusivity categories; the operation goes on the ready list once both are passed (or,
     /// cancelled by a failed condition, to finish without running).
     final func passGates() {
-        let conditions = withState { $0.conditions }
-        if conditions.contains(where: \.isAsynchronous) {
+        let (conditions, isAsynchronous) = withState { $0.conditionsToEvaluate }
+        if isAsynchronous {
             let priority = TaskPriority(qualityOfService)
             Task(priority: priority) { [self] in
                 conditionsEvaluated(await OpCondition.evaluate(conditions, for: self))
@@ -47,6 +47,14 @@ extension Op {
         } else {
             conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self))
         }
+    }
+
+    /// Evaluates the conditions of an operation that is ready and about to be added to a queue, if
+    /// it qualifies (``OpStateMachine/startPassingGatesEarly()``), so that the queue schedules it
+    /// with the others it adds, in one go, rather than one by one once they passed.
+    final func passGatesEarly() {
+        guard let conditions = withState({ $0.startPassingGatesEarly() }) else { return }
+        conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self))
     }
 
     /// Performs what the result of the conditions asks for.
@@ -87,9 +95,9 @@ extension Op {
     /// Passes the gates on the calling thread, for a manual ``start()``: evaluates the conditions
     /// (blocking while `async` ones run) and waits for the exclusivity categories.
     final func passGatesBlocking() {
-        let conditions = withState { $0.conditions }
+        let (conditions, isAsynchronous) = withState { $0.conditionsToEvaluate }
         let failure: ConditionFailedError?
-        if conditions.contains(where: \.isAsynchronous) {
+        if isAsynchronous {
             let result = LockedBox<ConditionFailedError?>(nil)
             let done = DispatchSemaphore(value: 0)
             Task(priority: TaskPriority(qualityOfService)) { [self] in

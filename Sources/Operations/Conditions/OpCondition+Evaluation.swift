@@ -12,6 +12,15 @@ extension OpCondition {
         }
     }
 
+    /// Whether the condition may ask for exclusivity categories or dependencies (a cheap test
+    /// that spares the common checks collecting them).
+    var mayAskForMore: Bool {
+        switch kind {
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies: false
+        case .mutuallyExclusive, .dependency, .all, .any, .not: true
+        }
+    }
+
     /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
     var exclusivityCategories: [String] {
         switch kind {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// An operation made of child operations: it finishes when every child has finished.
 ///
 /// ```swift
@@ -34,11 +36,16 @@
 ///   operation that is in a queue, started, or a child of another group, or adding children once
 ///   the group finished, is a programmer error and traps.
 open class GroupOp: AsyncOp, @unchecked Sendable {
-    // @unchecked Sendable: `state` is a locked box; `childQueue` is thread-safe.
+    // @unchecked Sendable: `state` is a locked box, `unfinished` an atomic; `childQueue` and
+    // `link` are thread-safe.
 
     /// The queue that runs the children once the group started.
-    private let childQueue = OpQueue()
+    private let childQueue = OpQueue(childrenOf: ())
     private let state = LockedBox(State())
+    /// The children that have not finished, plus one until the group has started: the group
+    /// finishes when it drops to zero. Changed without the lock as children finish; raised only
+    /// with the lock held, while the group is not finished (see ``finishIfDone()``).
+    private let unfinished = Atomic<Int>(1)
     /// What the children hold to find their group: one weak reference per group, not one per
     /// child (an object with weak references is slower to release, and each weak reference costs).
     final let link = Link()
@@ -56,8 +63,6 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         var children: [Op] = []
         /// Children added before the group started, added to the child queue when it starts.
         var waitingForStart: [Op] = []
-        /// Children that have not finished.
-        var unfinished = 0
         var started = false
         var finished = false
         var isCancelled = false
@@ -94,9 +99,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// Adds children; see ``addChild(_:)``.
     public final func addChildren(_ operations: [Op]) {
         guard !operations.isEmpty else { return }
-        let ancestors = Set(([self] + self.ancestors).map(ObjectIdentifier.init))
+        let ancestors = self.ancestors
         for operation in operations {
-            if ancestors.contains(ObjectIdentifier(operation)) {
+            if operation === self || ancestors.contains(where: { $0 === operation }) {
                 misuse("\(operation) was added as a child of \(self), which it contains (or is): a group cannot be nested in itself.")
             }
             let (isFree, current) = operation.withState { machine -> (Bool, GroupOp?) in
@@ -113,7 +118,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         let outcome: (start: [Op], cancelled: Bool)? = state.withLockedValue { state in
             guard !state.finished else { return nil }
             state.children += operations
-            state.unfinished += operations.count
+            unfinished.add(operations.count, ordering: .relaxed)
             if state.started {
                 return (operations, state.isCancelled)
             }
@@ -131,18 +136,25 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     /// Runs `children` in the child queue, which tells the group when each is finished for good
     /// (``OpQueue/owningGroup``). A child that was started by hand meanwhile is waited for instead.
-    private final func run(_ children: [Op]) {
+    private final func run(_ children: [Op], startingHere: Bool = false) {
         guard !children.isEmpty else { return }
         var queued: [Op] = []
         queued.reserveCapacity(children.count)
         for child in children {
-            if child.withState({ $0.queue == nil && $0.lifecycle == .pending }) {
+            // Read without the lock: a child was pending and in no queue when it was added, and
+            // only a start by hand (a misuse) can have moved it on since.
+            if child.flags.load(ordering: .acquiring) & (Flags.executing | Flags.finished) == 0 {
                 queued.append(child)
             } else {
                 child.onCompletion { [self] in childFinished(child) }
             }
         }
-        childQueue.enqueue(queued)
+        // When the group starts on a worker of the pool, that worker starts running the children
+        // (as the drainer that the pool would otherwise get as a job of its own). Started by hand
+        // on another thread, or on a Dispatch queue, it only adds them.
+        let drainsHere = startingHere && ThreadContext.current.pointee.worker != nil
+            && childQueue.withLock { childQueue.storedUnderlyingQueue == nil }
+        childQueue.enqueue(queued, drainingHere: drainsHere)
     }
 
     /// A child finished with `error`, before its dependents are told: the error is listed and,
@@ -159,13 +171,21 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     /// A child is finished for good (it left the child queue): the group finishes after the last.
     final func childFinished(_ child: Op) {
-        let (finishes, errors): (Bool, [any Error]) = state.withLockedValue { state in
-            state.unfinished -= 1
-            let finishes = state.started && state.unfinished == 0 && !state.finished
-            if finishes { state.finished = true }
-            return (finishes, state.errors)
+        if unfinished.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            finishIfDone()
         }
-        if finishes {
+    }
+
+    /// The count of unfinished children reached zero: the group finishes, unless a child was
+    /// added meanwhile (additions raise the count with the lock held, so under the lock zero
+    /// means done).
+    private final func finishIfDone() {
+        let errors: [any Error]? = state.withLockedValue { state in
+            guard !state.finished, unfinished.load(ordering: .acquiring) == 0 else { return nil }
+            state.finished = true
+            return state.errors
+        }
+        if let errors {
             finishGroup(errors: errors)
         }
     }
@@ -219,6 +239,11 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         }
     }
 
+    /// The synchronous children holding worker threads (for the pool's exhaustion report).
+    final func childOperationsHoldingWorkers() -> [Op] {
+        childQueue.operationsHoldingWorkers()
+    }
+
     /// The children that have not finished (for the cycle searches, which see through groups).
     final var unfinishedChildren: [Op] {
         state.withLockedValue { $0.children }.filter { !$0.isFinished }
@@ -240,23 +265,21 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         // Cancelled in any way (cancel(), a failed condition, an ended cycle): the children are
         // cancelled before any of them starts, and those added later start cancelled.
         let isCancelled = self.isCancelled
-        let (waiting, finishes, children): ([Op], Bool, [Op]) = state.withLockedValue { state in
+        let (waiting, children): ([Op], [Op]) = state.withLockedValue { state in
             state.started = true
             if isCancelled { state.isCancelled = true }
             let waiting = state.waitingForStart
             state.waitingForStart = []
-            let finishes = state.unfinished == 0 && !state.finished
-            if finishes { state.finished = true }
-            return (waiting, finishes, isCancelled ? state.children : [])
+            return (waiting, isCancelled ? state.children : [])
         }
         for child in children {
             child.cancel()
         }
-        if finishes {
-            finishGroup(errors: [])
-            return
+        run(waiting, startingHere: true)
+        // The start counted as one unfinished child until now.
+        if unfinished.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            finishIfDone()
         }
-        run(waiting)
     }
 
     /// Cancels the group and every child; children added later start cancelled.

@@ -48,10 +48,17 @@ final class ObserverMailbox: @unchecked Sendable {
     private var pending: [Pending] = []
     private var isDelivering = false
 
-    /// Registers `observer` and tells it that it was attached.
+    /// Registers `observer` and tells it that it was attached, before anything else (both in one
+    /// step: an event posted meanwhile by another thread comes after `didAttach`).
     func add(_ observer: any OpObserver, to operation: Op) {
-        lock.withLock { observers.append(observer) }
-        post(.didAttach(observer), from: operation)
+        let delivers: Bool = lock.withLock {
+            observers.append(observer)
+            append(.didAttach(observer), delivered: nil)
+            if isDelivering { return false }
+            isDelivering = true
+            return true
+        }
+        if delivers { deliverAll(from: operation) }
     }
 
     /// Tells the observers about `event` of `operation`: now, on this thread, or through the

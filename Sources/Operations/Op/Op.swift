@@ -77,6 +77,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         static let hadDependencies: UInt8 = 1 << 4
         /// Not observable: the operation has ``OpObserver``s to tell when it starts and finishes.
         static let observed: UInt8 = 1 << 5
+        /// Not observable: conditions or exclusivity stand between readiness and the ready list.
+        static let gated: UInt8 = 1 << 6
     }
 
     /// Creates an operation that runs ``main()`` synchronously when started.

@@ -145,6 +145,8 @@ struct OpStateMachine {
         var settledDependencies: [SettledDependency]?
         /// The conditions, in the order they were added.
         var conditions: [OpCondition] = []
+        /// Whether a condition is `async` (the conditions are then evaluated in a task).
+        var hasAsynchronousConditions = false
         /// Operations that conditions contributed as dependencies, to be added to the operation's
         /// queue with it (see ``OpCondition/dependency(_:)``).
         var conditionDependencies: [Op] = []
@@ -269,6 +271,12 @@ struct OpStateMachine {
     /// The operation's conditions.
     var conditions: [OpCondition] { extras?.conditions ?? [] }
 
+    /// The conditions, and whether one of them is `async`.
+    var conditionsToEvaluate: (conditions: [OpCondition], isAsynchronous: Bool) {
+        guard let extras else { return ([], false) }
+        return (extras.conditions, extras.hasAsynchronousConditions)
+    }
+
     /// The operation's exclusivity categories.
     var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
 
@@ -282,6 +290,7 @@ struct OpStateMachine {
     var flags: UInt8 {
         var value: UInt8 = hasHadDependencies ? Op.Flags.hadDependencies : 0
         if hasObservers { value |= Op.Flags.observed }
+        if gate != .open { value |= Op.Flags.gated }
         if isCancelled { value |= Op.Flags.cancelled }
         if lifecycle == .executing { value |= Op.Flags.executing }
         if isFinished { value |= Op.Flags.finished }
@@ -331,14 +340,28 @@ struct OpStateMachine {
         guard lifecycle == .pending, gate == .open || gate == .closed else { return false }
         let extras = ensureExtras()
         extras.conditions.append(condition)
-        let categories = condition.exclusivityCategories
-        if !categories.isEmpty {
-            extras.exclusivityCategories = Array(Set(extras.exclusivityCategories + categories)).sorted()
-            isExclusive = true
+        if condition.isAsynchronous { extras.hasAsynchronousConditions = true }
+        if condition.mayAskForMore {
+            let categories = condition.exclusivityCategories
+            if !categories.isEmpty {
+                extras.exclusivityCategories = Array(Set(extras.exclusivityCategories + categories)).sorted()
+                isExclusive = true
+            }
+            extras.conditionDependencies += condition.contributedDependencies
         }
-        extras.conditionDependencies += condition.contributedDependencies
         gate = .closed
         return true
+    }
+
+    /// Starts evaluating the conditions of an operation that is about to be added to a queue,
+    /// ready, with synchronous conditions only and no exclusivity or contributed dependencies: its
+    /// queue then puts it on the ready list with the others it adds (see ``OpQueue/enqueue(_:)``).
+    /// Returns the conditions to evaluate, or `nil` if the operation does not qualify.
+    mutating func startPassingGatesEarly() -> [OpCondition]? {
+        guard lifecycle == .pending, queue == nil, gate == .closed, isReady, !isCancelled, !isExclusive,
+              let extras, !extras.hasAsynchronousConditions, extras.conditionDependencies.isEmpty else { return nil }
+        gate = .evaluating
+        return extras.conditions
     }
 
     /// The conditions were evaluated; `failure` is the error of the first that failed, if any.
@@ -453,6 +476,11 @@ struct OpStateMachine {
         let counts = dependencyIsUnfinished && lifecycle == .pending
         if counts {
             unfinishedDependencyCount += 1
+            if gate == .open, let extras, !extras.conditions.isEmpty {
+                // Passed early (see ``startPassingGatesEarly()``), before this dependency: the
+                // conditions are evaluated again once it finished.
+                gate = .closed
+            }
         }
         return .added(counted: counts)
     }
@@ -513,9 +541,6 @@ struct OpStateMachine {
         case wait
         /// It is ready; pass its conditions and exclusivity first (see ``Gate``).
         case passGates
-        /// Keep it waiting, and add the operations its conditions contributed as dependencies to
-        /// the same queue (``takeConditionDependencies()``).
-        case waitAddingConditionDependencies
         /// Trap: the operation cannot be added.
         case misuse(Misuse)
     }
@@ -532,9 +557,6 @@ struct OpStateMachine {
                 }
                 isScheduled = true
                 return .schedule(Schedule(priority: priority, ticket: ticket))
-            }
-            if gate == .closed, let extras, !extras.conditionDependencies.isEmpty {
-                return .waitAddingConditionDependencies
             }
             return .wait
         case .executing:

@@ -27,7 +27,7 @@ extension OpQueue {
 
     /// Pops and runs ready operations until none can start. A drainer `sharing` a Dispatch queue
     /// with other work hands it back after ``dispatchQueueTimeSlice``.
-    private final func drain(sharing: Bool) {
+    final func drain(sharing: Bool) {
         ThreadContext.withQueue(self) {
             drainLoop(sharing: sharing)
         }

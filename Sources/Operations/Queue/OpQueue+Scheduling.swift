@@ -2,15 +2,29 @@
 // runs an event of the scheduler under the queue's lock and performs the action after unlocking.
 
 extension OpQueue {
-    /// Adds operations without waiting for them.
-    final func enqueue<Operations: Collection<Op>>(_ operations: Operations) {
+    /// Adds operations without waiting for them. With `drainingHere`, a drainer that the additions
+    /// request runs on the calling thread, before this returns, instead of as a job of the worker
+    /// pool (a group starting its children on the worker that runs it; only for a queue on the
+    /// worker pool).
+    final func enqueue<Operations: Collection<Op>>(_ operations: Operations, drainingHere: Bool = false) {
+        var gatedOperations: [Op] = []
+        for operation in operations where operation.flags.load(ordering: .relaxed) & Op.Flags.gated != 0 {
+            gatedOperations.append(operation)
+        }
+        if !gatedOperations.isEmpty {
+            // The operations their conditions contributed as dependencies join first (even for a
+            // cancelled one: they were promised a queue), then the conditions may pass at once.
+            addConditionDependencies(of: gatedOperations, addedWith: operations)
+            for operation in gatedOperations {
+                operation.passGatesEarly()
+            }
+        }
         var drainerRequested = false
         var stallCheck: UInt64?
         var refused: Op?
         var misuse = OpStateMachine.Misuse.enqueueWhileEnqueued
         var barriers = 0
         var gated: [Op] = []
-        var contributing: [Op] = []
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
@@ -33,8 +47,6 @@ extension OpQueue {
                     drainerRequested = machine.push(entry, priority: schedule.priority, callerWillPoll: false) || drainerRequested
                 case .passGates:
                     gated.append(operation)
-                case .waitAddingConditionDependencies:
-                    contributing.append(operation)
                 case .wait, .misuse:
                     break
                 }
@@ -47,25 +59,29 @@ extension OpQueue {
             refused.trap(misuse)
         }
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
-        if drainerRequested { startDrainer() }
+        if drainerRequested && !drainingHere { startDrainer() }
         if changes.recorded { registryDeliver() }
-        for operation in contributing {
-            addConditionDependencies(of: operation)
-        }
         for operation in gated {
             operation.passGates()
         }
+        if drainerRequested && drainingHere { drain(sharing: false) }
         if CycleWatch.count.load(ordering: .relaxed) > 0 {
             CycleWatch.noteEnqueued(operations)
         }
     }
 
-    /// Adds the operations that the conditions of `operation` contributed as dependencies to this
-    /// queue (to the group whose children it runs, if it is a group's queue), unless they are in a
-    /// queue or started already.
-    private final func addConditionDependencies(of operation: Op) {
-        let dependencies = operation.withState { $0.takeConditionDependencies() }.filter { dependency in
-            dependency.withState { $0.queue == nil && $0.lifecycle == .pending }
+    /// Adds the operations that the conditions of the `gated` operations contributed as dependencies to this
+    /// queue (to the group whose children it runs, if it is a group's queue: the group is running,
+    /// and cannot finish before `operation`, which is not added yet), unless they are in a queue
+    /// or started already.
+    private final func addConditionDependencies<Operations: Collection<Op>>(of gated: [Op], addedWith batch: Operations) {
+        let contributed = gated.flatMap { operation in operation.withState { $0.takeConditionDependencies() } }
+        guard !contributed.isEmpty else { return }
+        let inBatch = Set(batch.lazy.map(ObjectIdentifier.init))
+        var seen: Set<ObjectIdentifier> = []
+        let dependencies = contributed.filter { dependency in
+            !inBatch.contains(ObjectIdentifier(dependency)) && seen.insert(ObjectIdentifier(dependency)).inserted
+                && dependency.withState { $0.queue == nil && $0.lifecycle == .pending }
         }
         guard !dependencies.isEmpty else { return }
         if let group = withLock({ owningGroup }) {

@@ -66,6 +66,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()
     private let isMainQueue: Bool
+    /// Whether the queue is in the ``QueueRegistry`` (every queue but a group's).
+    private let isRegistered: Bool
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
     /// leaves the queue (finished, its completion block returned; barriers included) adds one to
@@ -75,7 +77,15 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Creates a queue with the default width, not suspended.
     public init() {
         isMainQueue = false
+        isRegistered = true
         QueueRegistry.register(self)
+    }
+
+    /// Creates the queue of a group's children: not in the ``QueueRegistry`` (the group's own
+    /// queue reports what they hold; see ``operationsHoldingWorkers()``).
+    init(childrenOf group: ()) {
+        isMainQueue = false
+        isRegistered = false
     }
 
     private init(mainQueue: ()) {
@@ -84,20 +94,25 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         storedUnderlyingQueue = DispatchQueue.main
         storedQualityOfService = .userInteractive
         _ = machine.setMaxConcurrentOperationCount(1)
+        isRegistered = true
         QueueRegistry.register(self)
     }
 
     deinit {
-        QueueRegistry.unregister(self)
+        if isRegistered {
+            QueueRegistry.unregister(self)
+        }
     }
 
     /// The synchronous operations executing in this queue if it runs on the worker pool (see
-    /// ``QueueRegistry/operationsOnWorkerPool()``).
+    /// ``QueueRegistry/operationsOnWorkerPool()``), and those of the groups executing in it.
     final func operationsHoldingWorkers() -> [Op] {
-        withLock {
-            guard storedUnderlyingQueue == nil else { return [] }
-            return machine.members.elements.filter { $0.isExecuting && !$0.isAsynchronous }
+        let (holding, groups): ([Op], [GroupOp]) = withLock {
+            guard storedUnderlyingQueue == nil else { return ([], []) }
+            let executing = machine.members.elements.filter(\.isExecuting)
+            return (executing.filter { !$0.isAsynchronous }, executing.compactMap { $0 as? GroupOp })
         }
+        return holding + groups.flatMap { $0.childOperationsHoldingWorkers() }
     }
 
     /// The queue that runs its operations one at a time on `DispatchQueue.main`, interleaved
