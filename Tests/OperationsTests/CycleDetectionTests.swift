@@ -253,19 +253,30 @@ import Synchronization
             guard OpQueue.dependencyCycleGracePeriod == .milliseconds(20) else { exitFailing("setting not kept") }
             OpQueue.dependencyCycleGracePeriod = .seconds(-3)
             guard OpQueue.dependencyCycleGracePeriod == .zero else { exitFailing("a negative period is not zero") }
+            // Both directions, so that a slow machine cannot make the check pass or fail by
+            // accident: a long period keeps a cycle for a while, a short one ends the next soon.
+            func cycle() -> (Op, Op) {
+                let a = BlockOp {}, b = BlockOp {}
+                a.addDependency(b)
+                b.addDependency(a)
+                let queue = OpQueue()
+                queue.addOperation(a)
+                queue.addOperation(b)
+                return (a, b)
+            }
+            OpQueue.dependencyCycleGracePeriod = .seconds(600)
+            let kept = cycle()
+            blockThread(milliseconds: 300)
+            guard !kept.0.isFinished && !kept.1.isFinished else { exitFailing("ended before a 600 s grace period") }
+            kept.0.cancel()   // breaks it
             OpQueue.dependencyCycleGracePeriod = .milliseconds(20)
-            let a = BlockOp {}, b = BlockOp {}
-            a.addDependency(b)
-            b.addDependency(a)
-            let queue = OpQueue()
-            queue.addOperation(a)
-            queue.addOperation(b)
+            let ended = cycle()
             let start = DispatchTime.now().uptimeNanoseconds
-            while !(a.isFinished && b.isFinished) {
-                guard DispatchTime.now().uptimeNanoseconds - start < 900_000_000 else { exitFailing("not ended within 0.9 s") }
+            while !(ended.0.isFinished && ended.1.isFinished) {
+                guard DispatchTime.now().uptimeNanoseconds - start < 30_000_000_000 else { exitFailing("not ended within 30 s") }
                 blockThread(milliseconds: 1)
             }
-            guard a.error is DependencyCycleError else { exitFailing("no cycle error") }
+            guard ended.0.error is DependencyCycleError else { exitFailing("no cycle error") }
         }
     }
 

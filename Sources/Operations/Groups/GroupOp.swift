@@ -59,8 +59,10 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     }
 
     private struct State {
-        /// Every child, in the order it was added.
+        /// Every child, in the order it was added, held until the group finishes.
         var children: [Op] = []
+        /// The children once the group finished, held weakly (see ``GroupOp/children``).
+        var finishedChildren: [WeakOp] = []
         /// Children added before the group started, added to the child queue when it starts.
         var waitingForStart: [Op] = []
         var started = false
@@ -82,8 +84,14 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     // MARK: Children
 
     /// The children, in the order they were added.
+    ///
+    /// Once the group has finished, it holds its children weakly: those that nothing else keeps
+    /// are released (a child may depend on its group, directly or through other operations, and
+    /// the group would otherwise keep that loop alive), and this lists the others.
     public final var children: [Op] {
-        state.withLockedValue { $0.children }
+        state.withLockedValue { state in
+            state.finished ? state.finishedChildren.compactMap(\.operation) : state.children
+        }
     }
 
     /// Adds a child. Before the group starts, it waits for the start; while the group runs, it is
@@ -180,13 +188,19 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// added meanwhile (additions raise the count with the lock held, so under the lock zero
     /// means done).
     private final func finishIfDone() {
-        let errors: [any Error]? = state.withLockedValue { state in
+        let finished: (errors: [any Error], children: [Op])? = state.withLockedValue { state in
             guard !state.finished, unfinished.load(ordering: .acquiring) == 0 else { return nil }
             state.finished = true
-            return state.errors
+            state.finishedChildren = state.children.map(WeakOp.init)
+            let children = state.children
+            state.children = []
+            return (state.errors, children)
         }
-        if let errors {
-            finishGroup(errors: errors)
+        if let finished {
+            // The strong references go after unlocking: releasing a child may run its deinit.
+            withExtendedLifetime(finished.children) {
+                finishGroup(errors: finished.errors)
+            }
         }
     }
 
@@ -216,7 +230,12 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     /// How many children finished, with nested groups rolled up into ``GroupProgress/fractionCompleted``.
     public final var progress: GroupProgress {
-        let (children, finishedGroup) = state.withLockedValue { ($0.children, $0.finished) }
+        let (children, finishedGroup, finishedCount) = state.withLockedValue { state in
+            (state.children, state.finished, state.finishedChildren.count)
+        }
+        if finishedGroup {
+            return GroupProgress(totalChildCount: finishedCount, finishedChildCount: finishedCount, fractionCompleted: 1)
+        }
         var finished = 0
         var units = 0.0
         for child in children {
@@ -227,7 +246,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
                 units += group.progress.fractionCompleted
             }
         }
-        let fraction = children.isEmpty ? (finishedGroup ? 1 : 0) : units / Double(children.count)
+        let fraction = children.isEmpty ? 0 : units / Double(children.count)
         return GroupProgress(totalChildCount: children.count, finishedChildCount: finished, fractionCompleted: fraction)
     }
 

@@ -47,12 +47,15 @@ final class ObserverMailbox: @unchecked Sendable {
     private var observers: [any OpObserver] = []
     private var pending: [Pending] = []
     private var isDelivering = false
+    /// Whether `didFinish` was posted: nothing more will be told, so observers are not kept (an
+    /// observer that holds its operation would otherwise keep both alive).
+    private var isOver = false
 
     /// Registers `observer` and tells it that it was attached, before anything else (both in one
     /// step: an event posted meanwhile by another thread comes after `didAttach`).
     func add(_ observer: any OpObserver, to operation: Op) {
         let delivers: Bool = lock.withLock {
-            observers.append(observer)
+            if !isOver { observers.append(observer) }
             append(.didAttach(observer), delivered: nil)
             if isDelivering { return false }
             isDelivering = true
@@ -109,6 +112,11 @@ final class ObserverMailbox: @unchecked Sendable {
         let recipients: [any OpObserver]
         if case .didAttach(let observer) = event { recipients = [observer] } else { recipients = observers }
         pending.append(Pending(event: event, observers: recipients, delivered: delivered))
+        if case .didFinish = event {
+            // The last event: the observers are released once it has been delivered.
+            isOver = true
+            observers = []
+        }
     }
 
     /// Delivers until nothing is pending; the caller became the deliverer.

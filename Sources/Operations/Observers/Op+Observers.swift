@@ -4,8 +4,9 @@ extension Op {
     /// Adds an observer, which is told about the operation's start, cancellation, finish and
     /// produced operations from now on (beginning with ``OpObserver/didAttach(to:)``).
     ///
-    /// Observers are kept until the operation is released. Adding one to a finished operation
-    /// only attaches it.
+    /// The operation keeps its observers until it has told them ``OpObserver/didFinish(_:error:)``,
+    /// and then lets them go (an observer may hold its operation without keeping it alive for
+    /// good). Adding one to a finished operation only attaches it.
     public final func addObserver(_ observer: any OpObserver) {
         let mailbox = transition { $0.ensureObservers() }
         mailbox.add(observer, to: self)

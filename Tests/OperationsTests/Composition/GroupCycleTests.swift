@@ -69,4 +69,36 @@ import Dispatch
         outside.waitUntilFinished()
         #expect(group.isFinished && !outside.isCancelled)
     }
+
+    @Test func aGroupAndAChildThatDependsOnItAreReleasedOnceTheCycleEnded() {
+        weak var weakGroup: GroupOp?
+        weak var weakChild: Op?
+        let queue = OpQueue()
+        do {
+            let child = BlockOp {}
+            let group = GroupOp(operations: [child])
+            child.addDependency(group)   // child → group (a dependency), group → child (a child)
+            weakGroup = group
+            weakChild = child
+            queue.addOperation(group)
+            group.waitUntilFinished()
+            #expect(group.children.first === child)   // still listed while something holds it
+        }
+        #expect(eventually { weakGroup == nil && weakChild == nil })
+    }
+
+    @Test func childrenThatNothingElseHoldsAreReleasedOnceTheGroupFinished() {
+        weak var weakChild: Op?
+        let group: GroupOp
+        do {
+            let child = BlockOp {}
+            weakChild = child
+            group = GroupOp(operations: [child, BlockOp {}])
+        }
+        #expect(weakChild != nil)   // held by the group until it finishes
+        OpQueue().addOperation(group)
+        group.waitUntilFinished()
+        #expect(eventually { weakChild == nil })
+        #expect(group.progress == GroupProgress(totalChildCount: 2, finishedChildCount: 2, fractionCompleted: 1))
+    }
 }

@@ -272,8 +272,10 @@ enum CompositionHarness {
                 violations.append("\(describe(id, run)): finished before its child n\(childID) completed")
             }
         }
-        // GroupError lists exactly the failed children's errors.
-        let childErrors = children.compactMap { $0.error.map { "\($0)" } }.sorted()
+        // GroupError lists exactly the failed children's errors (read from the records: once the
+        // group finished, it holds its children weakly, and children made at run time are gone).
+        let childErrors = scenario.nodes.filter { $0.group == id && records[$0.id].created }
+            .compactMap { records[$0.id].finalError }.sorted()
         if let groupError = error as? GroupError {
             let listed = groupError.errors.map { "\($0)" }.sorted()
             if listed != childErrors {

@@ -420,7 +420,10 @@ final class CompositionRun: @unchecked Sendable {
             }
         }
         let requested = scenario.requestedCategories(of: id)
-        let held = requested.filter { category in
+        // A cancelled group runs only to let its cancelled children finish: it does no exclusive
+        // work, and whatever it was granted on its way in (a request still waiting when it was
+        // cancelled) is given back at once, so it counts as holding nothing.
+        let held = cancelled ? [] : requested.filter { category in
             Exclusivity.holders(of: categoryNames[category]).contains { $0 === group }
         }
         if !cancelled && held != requested {

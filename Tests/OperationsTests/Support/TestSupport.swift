@@ -13,8 +13,11 @@ final class Gate: Sendable {
     func open() { semaphore.signal() }
 
     /// Waits until the gate is opened; returns `false` on timeout (a hang in the code under test).
+    ///
+    /// The default is long: a body that holds a gate to keep its operation running must still be
+    /// running when the test looks, even when the whole suite runs under a sanitizer on two cores.
     @discardableResult
-    func wait(seconds: Int = 10) -> Bool {
+    func wait(seconds: Int = 60) -> Bool {
         semaphore.wait(timeout: .now() + .seconds(seconds)) == .success
     }
 }
