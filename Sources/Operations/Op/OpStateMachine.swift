@@ -147,6 +147,8 @@ struct OpStateMachine {
         var conditions: [OpCondition] = []
         /// Whether a condition is `async` (the conditions are then evaluated in a task).
         var hasAsynchronousConditions = false
+        /// The error of a `cancel(with:)` whose cancellation has not happened yet.
+        var pendingCancellationError: (any Error)?
         /// Operations that conditions contributed as dependencies, to be added to the operation's
         /// queue with it (see ``OpCondition/dependency(_:)``).
         var conditionDependencies: [Op] = []
@@ -427,12 +429,19 @@ struct OpStateMachine {
         return nil
     }
 
-    /// Records `error` as the operation's error unless it has one or is finished (first error
-    /// wins); returns whether it was recorded.
+    /// Prepares `cancel(with:)`: unless the operation has an error or is finished (the first
+    /// error wins), `error` becomes its error now if it is cancelled already (returns `true`), or
+    /// with the cancellation that follows (``cancel()`` takes it), so that an error never shows
+    /// on an operation that is not cancelled.
     mutating func recordCancellationError(_ error: any Error) -> Bool {
         guard !isFinished, self.error == nil else { return false }
-        ensureExtras().error = error
-        return true
+        if isCancelled {
+            ensureExtras().error = error
+            return true
+        }
+        let extras = ensureExtras()
+        if extras.pendingCancellationError == nil { extras.pendingCancellationError = error }
+        return false
     }
 
     // MARK: Dependencies
@@ -596,6 +605,14 @@ struct OpStateMachine {
             return CancelAction(didCancel: false, wasExecuting: false, readiness: .none)
         case .pending, .executing:
             isCancelled = true
+            if let extras, let pending = extras.pendingCancellationError {
+                // From `cancel(with:)`: the error and the cancellation take effect together.
+                extras.pendingCancellationError = nil
+                if extras.error == nil {
+                    extras.error = pending
+                    record(.error, old: Optional<any Error>.none as Any, new: extras.error as Any)
+                }
+            }
             return CancelAction(didCancel: true, wasExecuting: lifecycle == .executing, readiness: scheduleIfReady())
         }
     }
