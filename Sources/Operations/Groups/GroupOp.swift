@@ -271,7 +271,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     // MARK: Running
 
     /// Starts the children: they run in the group's own queue, with the group's quality of
-    /// service and its queue's underlying Dispatch queue. Do not override it.
+    /// service and its queue's underlying Dispatch queue. The group finishes when the last child
+    /// has. Add work as children; a subclass that overrides this (to note the start, say) must
+    /// call `super.execute()`.
     open override func execute() {
         let (qualityOfService, queue) = withState { ($0.qualityOfService, $0.queue) }
         let underlying = queue?.underlyingQueue

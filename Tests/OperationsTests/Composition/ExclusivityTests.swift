@@ -34,6 +34,32 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
     eventually(seconds: seconds) { queue.operationCount == 0 }
 }
 
+/// An operation exclusive for `category` that opens `started` when it runs, then holds the
+/// category until `release` is opened; last, it appends `entry` (if any) to `log`.
+private struct Holder: Sendable {
+    let op: BlockOp
+    let started: Gate
+    let release: Gate
+
+    init(_ category: String, logging entry: String? = nil, to log: EventLog<String>? = nil) {
+        let started = Gate()
+        let release = Gate()
+        op = exclusive(category) {
+            started.open()
+            release.wait()
+            if let entry { log?.append(entry) }
+        }
+        self.started = started
+        self.release = release
+    }
+
+    /// Adds the holder to `queue` and waits until it runs (`false` on a hang).
+    func run(on queue: OpQueue) -> Bool {
+        queue.addOperation(op)
+        return started.wait()
+    }
+}
+
 @Suite struct ExclusivityTests {
     @Test func operationsSharingACategoryNeverOverlapAcrossQueues() {
         let category = uniqueToken("shared")
@@ -110,23 +136,16 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
     @Test func operationWithTwoCategoriesHoldsNeitherWhileWaitingForOne() {
         let x = uniqueToken("x")
         let y = uniqueToken("y")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<String>()
-        let holderOfY = exclusive(y) {
-            started.open()
-            release.wait()
-            log.append("y")
-        }
+        let holderOfY = Holder(y, logging: "y", to: log)
         let both = exclusive(x, y) { log.append("both") }
         let queue = OpQueue()
-        queue.addOperation(holderOfY)
-        #expect(started.wait())
+        #expect(holderOfY.run(on: queue))
         queue.addOperation(both)
         #expect(gate(of: both) == .waitingForExclusivity)
         #expect(holders(x).isEmpty)
-        #expect(holders(y) == ids(holderOfY))
-        release.open()
+        #expect(holders(y) == ids(holderOfY.op))
+        holderOfY.release.open()
         #expect(drains(queue))
         #expect(log.all == ["y", "both"])
         #expect(holders(x).isEmpty && holders(y).isEmpty)
@@ -134,16 +153,10 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func categoryIsGrantedInTheOrderOperationsBecameReady() {
         let category = uniqueToken("order")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<Int>()
-        let holder = exclusive(category) {
-            started.open()
-            release.wait()
-        }
+        let holder = Holder(category)
         let queue = OpQueue()
-        queue.addOperation(holder)
-        #expect(started.wait())
+        #expect(holder.run(on: queue))
         // Each waiter becomes ready when its trigger is started, here, in this order.
         let triggers = (0..<5).map { _ in BlockOp {} }
         let waiters = (0..<5).map { index in
@@ -158,7 +171,7 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
             #expect(gate(of: waiters[index]) == .waitingForExclusivity)
         }
         #expect(log.count == 0)
-        release.open()
+        holder.release.open()
         #expect(drains(queue))
         #expect(log.all == readinessOrder)
         #expect(holders(category).isEmpty)
@@ -166,42 +179,31 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func operationsAddedOneAtATimeGetTheCategoryInThatOrder() {
         let category = uniqueToken("added")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<Int>()
+        let holder = Holder(category)
         let queue = OpQueue()
-        queue.addOperation(exclusive(category) {
-            started.open()
-            release.wait()
-        })
-        #expect(started.wait())
+        #expect(holder.run(on: queue))
         for index in 0..<8 {
             queue.addOperation(exclusive(category) { log.append(index) })
         }
-        release.open()
+        holder.release.open()
         #expect(drains(queue))
         #expect(log.all == Array(0..<8))
     }
 
     @Test func categoryIsReleasedWhenTheHolderFinishes() {
         let category = uniqueToken("release")
-        let started = Gate()
-        let release = Gate()
         let seenByNext = EventLog<[ObjectIdentifier]>()
-        let first = exclusive(category) {
-            started.open()
-            release.wait()
-        }
+        let first = Holder(category)
         let queue = OpQueue()
-        queue.addOperation(first)
-        #expect(started.wait())
+        #expect(first.run(on: queue))
         let next = exclusive(category) {
             seenByNext.append(holders(category))
         }
         queue.addOperation(next)
-        #expect(holders(category) == ids(first))
+        #expect(holders(category) == ids(first.op))
         #expect(!next.isExecuting && !next.isFinished)
-        release.open()
+        first.release.open()
         #expect(drains(queue))
         #expect(seenByNext.all == [ids(next)])
         #expect(holders(category).isEmpty)
@@ -209,28 +211,21 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func cancelledWaiterFinishesPromptlyWithoutRunningAndDoesNotBlockOthers() {
         let category = uniqueToken("cancel")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<String>()
-        let holder = exclusive(category) {
-            started.open()
-            release.wait()
-            log.append("holder")
-        }
+        let holder = Holder(category, logging: "holder", to: log)
         let cancelled = exclusive(category) { log.append("cancelled") }
         let next = exclusive(category) { log.append("next") }
         let queue = OpQueue()
-        queue.addOperation(holder)
-        #expect(started.wait())
+        #expect(holder.run(on: queue))
         queue.addOperation(cancelled)
         queue.addOperation(next)
         #expect(gate(of: cancelled) == .waitingForExclusivity)
         cancelled.cancel()
         // Finishes while the holder still holds the category.
         #expect(eventually(seconds: 5) { cancelled.isFinished })
-        #expect(holders(category) == ids(holder))
+        #expect(holders(category) == ids(holder.op))
         #expect(!next.isExecuting && !next.isFinished)
-        release.open()
+        holder.release.open()
         #expect(drains(queue))
         #expect(log.all == ["holder", "next"])
         #expect(cancelled.isCancelled && cancelled.error == nil)
@@ -239,19 +234,12 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func manualStartWaitsForTheCategory() {
         let category = uniqueToken("manual")
-        let started = Gate()
-        let release = Gate()
         let done = Gate()
         let log = EventLog<String>()
-        let holder = exclusive(category) {
-            started.open()
-            release.wait()
-            log.append("holder")
-        }
+        let holder = Holder(category, logging: "holder", to: log)
         let manual = exclusive(category) { log.append("manual") }
         let queue = OpQueue()
-        queue.addOperation(holder)
-        #expect(started.wait())
+        #expect(holder.run(on: queue))
         // Started by hand from a worker of another queue (it is in no queue itself).
         OpQueue().addOperation {
             manual.start()
@@ -259,7 +247,7 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         }
         #expect(eventually(seconds: 5) { gate(of: manual) == .waitingForExclusivity })
         #expect(!manual.isFinished)
-        release.open()
+        holder.release.open()
         #expect(done.wait())
         #expect(log.all == ["holder", "manual"])
         #expect(holders(category).isEmpty)
@@ -267,17 +255,10 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func operationsWithFailingConditionsNeverTakeTheCategory() {
         let category = uniqueToken("failing")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<String>()
-        let holder = exclusive(category) {
-            started.open()
-            release.wait()
-            log.append("holder")
-        }
+        let holder = Holder(category, logging: "holder", to: log)
         let queue = OpQueue()
-        queue.addOperation(holder)
-        #expect(started.wait())
+        #expect(holder.run(on: queue))
         // The exclusivity condition comes first, yet conditions are passed before categories.
         let failing = exclusive(category) { log.append("failing") }
         failing.addCondition(.predicate("no") { _ in false })
@@ -286,8 +267,8 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         #expect(eventually(seconds: 5) { failing.isFinished })
         #expect(failing.isCancelled)
         #expect((failing.error as? ConditionFailedError)?.condition == "no")
-        #expect(holders(category) == ids(holder))
-        release.open()
+        #expect(holders(category) == ids(holder.op))
+        holder.release.open()
         #expect(drains(queue))
         #expect(log.all == ["holder"])
         #expect(holders(category).isEmpty)
@@ -295,25 +276,19 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func operationsWithFailingAsyncConditionsNeverTakeTheCategory() async {
         let category = uniqueToken("failing-async")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<String>()
-        let holder = exclusive(category) {
-            started.open()
-            release.wait()
-            log.append("holder")
-        }
+        let holder = Holder(category, logging: "holder", to: log)
         let queue = OpQueue()
-        queue.addOperation(holder)
-        #expect(await onOwnThread { started.wait() })
+        queue.addOperation(holder.op)
+        #expect(await onOwnThread { holder.started.wait() })
         let failing = exclusive(category) { log.append("failing") }
         failing.addCondition(.evaluate("async no") { _ in false })
         queue.addOperation(failing)
         await failing.waitUntilFinished()
         #expect(failing.isCancelled)
         #expect((failing.error as? ConditionFailedError)?.condition == "async no")
-        #expect(holders(category) == ids(holder))
-        release.open()
+        #expect(holders(category) == ids(holder.op))
+        holder.release.open()
         await queue.waitUntilAllOperationsAreFinished()
         #expect(log.all == ["holder"])
         #expect(holders(category).isEmpty)
@@ -386,14 +361,8 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
     @Test func groupAsksForItsChildrensCategoriesWhenItStarts() {
         let x = uniqueToken("gx")
         let y = uniqueToken("gy")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<String>()
-        let holderOfY = exclusive(y) {
-            started.open()
-            release.wait()
-            log.append("holder of y")
-        }
+        let holderOfY = Holder(y, logging: "holder of y", to: log)
         let seenX = EventLog<[ObjectIdentifier]>()
         let seenY = EventLog<[ObjectIdentifier]>()
         let child = exclusive(y) {
@@ -405,14 +374,13 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         group.addCondition(.mutuallyExclusive(x))
         #expect(group.exclusivityCategoriesToRequest == [x, y].sorted())
         let queue = OpQueue()
-        queue.addOperation(holderOfY)
-        #expect(started.wait())
+        #expect(holderOfY.run(on: queue))
         queue.addOperation(group)
         // All or none: the group waits for y, holding neither.
         #expect(gate(of: group) == .waitingForExclusivity)
         #expect(holders(x).isEmpty)
-        #expect(holders(y) == ids(holderOfY))
-        release.open()
+        #expect(holders(y) == ids(holderOfY.op))
+        holderOfY.release.open()
         #expect(drains(queue))
         #expect(log.all == ["holder of y", "child"])
         #expect(seenX.all == [ids(group)])
@@ -425,14 +393,8 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         // the child waits for y like any operation, and gets it once the outsider gives it back.
         let x = uniqueToken("lx")
         let y = uniqueToken("ly")
-        let holderStarted = Gate()
-        let releaseHolder = Gate()
         let log = EventLog<String>()
-        let holderOfY = exclusive(y) {
-            holderStarted.open()
-            releaseHolder.wait()
-            log.append("holder of y")
-        }
+        let holderOfY = Holder(y, logging: "holder of y", to: log)
         let late = exclusive(y) { log.append("late") }
         let starter = BlockOp {
             log.append("starter")
@@ -441,12 +403,11 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         let group = GroupOp(operations: [starter])
         group.addCondition(.mutuallyExclusive(x))
         let queue = OpQueue()
-        queue.addOperation(holderOfY)
-        #expect(holderStarted.wait())
+        #expect(holderOfY.run(on: queue))
         queue.addOperation(group)
         #expect(eventually(seconds: 5) { late.group === group && gate(of: late) == .waitingForExclusivity })
         #expect(holders(x) == ids(group))
-        releaseHolder.open()
+        holderOfY.release.open()
         #expect(drains(queue))
         #expect(log.all == ["starter", "holder of y", "late"])
         #expect(holders(x).isEmpty && holders(y).isEmpty)
@@ -489,28 +450,21 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     @Test func cancelledGroupWaitingForItsCategoryFinishesPromptlyWithoutTakingIt() {
         let category = uniqueToken("cancel-group")
-        let started = Gate()
-        let release = Gate()
         let log = EventLog<String>()
-        let holder = exclusive(category) {
-            started.open()
-            release.wait()
-            log.append("holder")
-        }
+        let holder = Holder(category, logging: "holder", to: log)
         let group = GroupOp(operations: [BlockOp {}])
         group.addCondition(.mutuallyExclusive(category))
         let queue = OpQueue()
-        queue.addOperation(holder)
-        #expect(started.wait())
+        #expect(holder.run(on: queue))
         queue.addOperation(group)
         #expect(gate(of: group) == .waitingForExclusivity)
         group.cancel()
         // Finishes while the holder still holds the category, and never took it.
         #expect(eventually(seconds: 5) { group.isFinished })
-        #expect(holders(category) == ids(holder))
+        #expect(holders(category) == ids(holder.op))
         let next = exclusive(category) { log.append("next") }
         queue.addOperation(next)
-        release.open()
+        holder.release.open()
         #expect(drains(queue))
         #expect(log.all == ["holder", "next"])
         #expect(group.isCancelled)
@@ -523,22 +477,16 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         let category = uniqueToken("cancel-group-children")
         var childrenThatRan = 0
         for _ in 0..<100 {
-            let started = Gate()
-            let release = Gate()
             let log = EventLog<String>()
-            let holder = exclusive(category) {
-                started.open()
-                release.wait()
-            }
+            let holder = Holder(category)
             let child = BlockOp { log.append("child") }
             let group = GroupOp(operations: [child])
             group.addCondition(.mutuallyExclusive(category))
             let queue = OpQueue()
-            queue.addOperation(holder)
-            #expect(started.wait())
+            #expect(holder.run(on: queue))
             queue.addOperation(group)
             group.cancel()
-            release.open()
+            holder.release.open()
             #expect(drains(queue))
             if log.count > 0 || !child.isCancelled { childrenThatRan += 1 }
         }
