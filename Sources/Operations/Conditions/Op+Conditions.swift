@@ -59,9 +59,8 @@ extension Op {
 
     /// Performs what the result of the conditions asks for.
     private final func conditionsEvaluated(_ failure: ConditionFailedError?) {
-        let ((askExclusivity, readiness, observers), registry) = transitionDeferringDelivery { machine in
-            let (askExclusivity, readiness, observers) = machine.recordConditions(failure: failure)
-            return (askExclusivity, readiness, observers)
+        let ((askExclusivity, readiness, observers), registry) = transitionDeferringDelivery {
+            $0.recordConditions(failure: failure)
         }
         performReadiness(readiness)
         deliver(registry)
@@ -116,9 +115,7 @@ extension Op {
         let granted = DispatchSemaphore(value: 0)
         Exclusivity.request(self, categories: exclusivityCategoriesToRequest) { granted.signal() }
         granted.wait()
-        if transition({ $0.exclusivityGranted() }) == nil {
-            Exclusivity.release(self)
-        }
+        exclusivityGranted()
     }
 }
 

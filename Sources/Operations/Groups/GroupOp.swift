@@ -67,7 +67,6 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         var waitingForStart: [Op] = []
         var started = false
         var finished = false
-        var isCancelled = false
         var cancelsChildrenOnFailure = false
         /// The errors of the children that failed, in the order they failed.
         var errors: [any Error] = []
@@ -127,11 +126,14 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
             guard !state.finished else { return nil }
             state.children += operations
             unfinished.add(operations.count, ordering: .relaxed)
+            // Read with the lock held: `cancel()` marks the group cancelled before it takes the
+            // children under this lock, so a child added here is either in its list or sees it.
+            let cancelled = isCancelled
             if state.started {
-                return (operations, state.isCancelled)
+                return (operations, cancelled)
             }
             state.waitingForStart += operations
-            return ([], state.isCancelled)
+            return ([], cancelled)
         }
         guard let outcome else {
             misuse("A child was added to \(self) after it finished. Add children before the group finishes (from a child of the group while it runs, for example), or put the work in a new group.")
@@ -288,7 +290,6 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         let isCancelled = self.isCancelled
         let (waiting, children): ([Op], [Op]) = state.withLockedValue { state in
             state.started = true
-            if isCancelled { state.isCancelled = true }
             let waiting = state.waitingForStart
             state.waitingForStart = []
             return (waiting, isCancelled ? state.children : [])
@@ -305,11 +306,10 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     /// Cancels the group and every child; children added later start cancelled.
     open override func cancel() {
-        let children = state.withLockedValue { state in
-            state.isCancelled = true
-            return state.children
-        }
         super.cancel()
+        // After the group reads as cancelled: a child added from now on sees it (see
+        // `addChildren(_:)`), and those added before are in this list.
+        let children = state.withLockedValue { $0.children }
         for child in children {
             child.cancel()
         }

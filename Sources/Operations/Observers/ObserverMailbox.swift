@@ -57,9 +57,7 @@ final class ObserverMailbox: @unchecked Sendable {
         let delivers: Bool = lock.withLock {
             if !isOver { observers.append(observer) }
             append(.didAttach(observer), delivered: nil)
-            if isDelivering { return false }
-            isDelivering = true
-            return true
+            return becomeDeliverer()
         }
         if delivers { deliverAll(from: operation) }
     }
@@ -69,14 +67,11 @@ final class ObserverMailbox: @unchecked Sendable {
     func post(_ event: Event, from operation: Op, waits: Bool = true) {
         var delivered: DispatchSemaphore?
         let delivers: Bool = lock.withLock {
-            if isDelivering {
-                delivered = event.holdsOperation && waits ? DispatchSemaphore(value: 0) : nil
-                append(event, delivered: delivered)
-                return false
+            if isDelivering && event.holdsOperation && waits {
+                delivered = DispatchSemaphore(value: 0)
             }
-            isDelivering = true
-            append(event, delivered: nil)
-            return true
+            append(event, delivered: delivered)
+            return becomeDeliverer()
         }
         guard delivers else {
             delivered?.wait()
@@ -85,27 +80,26 @@ final class ObserverMailbox: @unchecked Sendable {
         deliverAll(from: operation)
     }
 
-    /// Queues `event` without delivering it: its place in the order is taken now (called with the
-    /// operation's lock held, inside the transition that makes the event happen), and
-    /// ``deliverQueued(from:)`` delivers it once the lock is released.
-    func enqueue(_ event: Event) {
-        lock.withLock { append(event, delivered: nil) }
-    }
-
-    /// Queues `event` (see ``enqueue(_:)``) and returns the mailbox, for its caller to deliver.
+    /// Queues `event` without delivering it, and returns the mailbox for its caller to deliver
+    /// with ``deliverQueued(from:)`` once the operation's lock is released: its place in the order
+    /// is taken now (called with that lock held, inside the transition that makes it happen).
     func queuing(_ event: Event) -> ObserverMailbox {
-        enqueue(event)
+        lock.withLock { append(event, delivered: nil) }
         return self
     }
 
     /// Delivers the queued events, unless another thread is delivering (it delivers them).
     func deliverQueued(from operation: Op) {
-        let delivers: Bool = lock.withLock {
-            if isDelivering || pending.isEmpty { return false }
-            isDelivering = true
-            return true
+        if lock.withLock({ !pending.isEmpty && becomeDeliverer() }) {
+            deliverAll(from: operation)
         }
-        if delivers { deliverAll(from: operation) }
+    }
+
+    /// Makes the calling thread the deliverer unless another thread is; call with the lock held.
+    private func becomeDeliverer() -> Bool {
+        if isDelivering { return false }
+        isDelivering = true
+        return true
     }
 
     private func append(_ event: Event, delivered: DispatchSemaphore?) {

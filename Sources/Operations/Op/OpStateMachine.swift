@@ -325,16 +325,34 @@ struct OpStateMachine {
     /// with gates still closed starts passing them instead.
     private mutating func scheduleIfReady() -> ReadinessAction {
         guard let queue, isReady, !isScheduled, lifecycle == .pending else { return .none }
-        if gate != .open && !isCancelled {
-            guard gate == .closed else { return .none }   // being passed already
-            gate = .evaluating
-            return .passGates
+        switch beginPassingGates() {
+        case .open: break
+        case .begun: return .passGates
+        case .beingPassed: return .none
         }
         isScheduled = true
         return .schedule(queue, Schedule(priority: priority, ticket: ticket))
     }
 
     // MARK: Gates
+
+    /// Where a ready operation stands with its gates.
+    enum GateStep {
+        /// Open (or skipped: a cancelled operation ignores them): it can go on.
+        case open
+        /// Closed until now: passing them begins (the gate moved to ``Gate/evaluating``).
+        case begun
+        /// Another thread is passing them.
+        case beingPassed
+    }
+
+    /// Begins passing the gates of a ready operation if they are closed.
+    private mutating func beginPassingGates() -> GateStep {
+        guard gate != .open && !isCancelled else { return .open }
+        guard gate == .closed else { return .beingPassed }
+        gate = .evaluating
+        return .begun
+    }
 
     /// Adds a condition (and the exclusivity categories it asks for); refused (returns `false`)
     /// once the operation has started or its gates are being passed.
@@ -374,7 +392,7 @@ struct OpStateMachine {
         if let failure {
             if error == nil { ensureExtras().error = failure }
             gate = .open
-            if !isCancelled { isCancelled = true }
+            isCancelled = true
             return (false, scheduleIfReady())
         }
         if isExclusive && !isCancelled {
@@ -399,18 +417,12 @@ struct OpStateMachine {
         return extras?.conditionDependencies ?? []
     }
 
-    /// Gates were passed outside a queue (a manual start): the gate is open.
-    mutating func openGate() {
-        gate = .open
-    }
-
     /// Makes the operation run its body even when cancelled before it started (for groups).
     mutating func runEvenWhenCancelled() {
         runsWhenCancelled = true
     }
 
-    /// Registers the observer mailbox (created on first use) and returns it; `nil` once the
-    /// operation is finished for good (nothing more would be told).
+    /// Marks the operation observed and returns its observer mailbox, created on first use.
     mutating func ensureObservers() -> ObserverMailbox {
         let extras = ensureExtras()
         hasObservers = true
@@ -560,9 +572,10 @@ struct OpStateMachine {
         case .pending:
             self.queue = queue
             if isReady {
-                if gate != .open && !isCancelled {
-                    gate = .evaluating
-                    return .passGates
+                switch beginPassingGates() {
+                case .open: break
+                case .begun: return .passGates
+                case .beingPassed: return .wait   // whoever passes them schedules it
                 }
                 isScheduled = true
                 return .schedule(Schedule(priority: priority, ticket: ticket))
@@ -679,12 +692,11 @@ struct OpStateMachine {
         case .pending:
             if queue != nil { return .misuse(.startWhileEnqueued) }
             if !isReady { return .misuse(.startWhileNotReady) }
-            if gate != .open && !isCancelled {
-                guard gate == .closed else { return .misuse(.startWhileExecuting) }
-                gate = .evaluating
-                return .passGates
+            switch beginPassingGates() {
+            case .open: return begin()
+            case .begun: return .passGates
+            case .beingPassed: return .misuse(.startWhileExecuting)   // started twice at once
             }
-            return begin()
         }
     }
 

@@ -7,15 +7,15 @@ extension OpQueue {
     /// pool (a group starting its children on the worker that runs it; only for a queue on the
     /// worker pool).
     final func enqueue<Operations: Collection<Op>>(_ operations: Operations, drainingHere: Bool = false) {
-        var gatedOperations: [Op] = []
+        var withConditions: [Op] = []   // a loop, not `filter`: no array is made when none has any
         for operation in operations where operation.flags.load(ordering: .relaxed) & Op.Flags.gated != 0 {
-            gatedOperations.append(operation)
+            withConditions.append(operation)
         }
-        if !gatedOperations.isEmpty {
+        if !withConditions.isEmpty {
             // The operations their conditions contributed as dependencies join first (even for a
             // cancelled one: they were promised a queue), then the conditions may pass at once.
-            addConditionDependencies(of: gatedOperations, addedWith: operations)
-            for operation in gatedOperations {
+            addConditionDependencies(of: withConditions, addedWith: operations)
+            for operation in withConditions {
                 operation.passGatesEarly()
             }
         }
@@ -70,10 +70,10 @@ extension OpQueue {
         }
     }
 
-    /// Adds the operations that the conditions of the `gated` operations contributed as dependencies to this
+    /// Adds the operations that the conditions of `gated` contributed as dependencies to this
     /// queue (to the group whose children it runs, if it is a group's queue: the group is running,
-    /// and cannot finish before `operation`, which is not added yet), unless they are in a queue
-    /// or started already.
+    /// and cannot finish before `gated`, which are not added yet), unless they are in `batch`, in
+    /// a queue or started already.
     private final func addConditionDependencies<Operations: Collection<Op>>(of gated: [Op], addedWith batch: Operations) {
         let contributed = gated.flatMap { operation in operation.withState { $0.takeConditionDependencies() } }
         guard !contributed.isEmpty else { return }
@@ -138,8 +138,6 @@ extension OpQueue {
         var changes: QueueChanges
         var stallCheck: UInt64?
         var discarded: [ReadyLists.Entry]
-        /// The group whose children the queue runs, told that this one finished.
-        var group: GroupOp?
     }
 
     /// Removes a member that is finished for good. Call with the lock held.
@@ -157,8 +155,7 @@ extension OpQueue {
         registry.record(property: QueueProperty.finishedOperation.rawValue, oldValue: (), newValue: operation)
         var changes = recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         changes.recorded = changes.recorded || registry.observes(QueueProperty.finishedOperation.rawValue)
-        return Leaving(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded,
-                       group: owningGroup)
+        return Leaving(action: action, changes: changes, stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
     }
 
     /// Performs what a member's leaving asks for, outside the lock: observers; then
@@ -175,7 +172,9 @@ extension OpQueue {
             }
         }
         completing.complete(leaving: nil)
-        leaving.group?.childFinished(completing)
+        if isGroupQueue, let group = withLock({ owningGroup }) {
+            group.childFinished(completing)
+        }
         for waiter in leaving.action.waiters {
             waiter()
         }

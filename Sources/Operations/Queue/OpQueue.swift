@@ -66,8 +66,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()
     private let isMainQueue: Bool
-    /// Whether the queue is in the ``QueueRegistry`` (every queue but a group's).
-    private let isRegistered: Bool
+    /// Whether the queue runs a group's children (it is then not in the ``QueueRegistry``).
+    final let isGroupQueue: Bool
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
     /// leaves the queue (finished, its completion block returned; barriers included) adds one to
@@ -77,7 +77,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Creates a queue with the default width, not suspended.
     public init() {
         isMainQueue = false
-        isRegistered = true
+        isGroupQueue = false
         QueueRegistry.register(self)
     }
 
@@ -85,7 +85,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// queue reports what they hold; see ``operationsHoldingWorkers()``).
     init(childrenOf group: ()) {
         isMainQueue = false
-        isRegistered = false
+        isGroupQueue = true
     }
 
     private init(mainQueue: ()) {
@@ -94,12 +94,12 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         storedUnderlyingQueue = DispatchQueue.main
         storedQualityOfService = .userInteractive
         _ = machine.setMaxConcurrentOperationCount(1)
-        isRegistered = true
+        isGroupQueue = false
         QueueRegistry.register(self)
     }
 
     deinit {
-        if isRegistered {
+        if !isGroupQueue {
             QueueRegistry.unregister(self)
         }
     }
