@@ -100,11 +100,7 @@ final class CompositionRun: @unchecked Sendable {
         categoryNames = (0..<scenario.categoryCount).map { "\(token).category\($0)" }
         state = LockedBox(State(records: Array(repeating: Record(), count: scenario.nodes.count)))
         queues = scenario.queues.enumerated().map { index, plan in
-            let queue = OpQueue()
-            queue.name = "\(token).q\(index)"
-            queue.maxConcurrentOperationCount = plan.width
-            queue.isSuspended = plan.startsSuspended
-            return queue
+            StressReporting.queue(named: "\(token).q\(index)", width: plan.width, startsSuspended: plan.startsSuspended)
         }
     }
 

@@ -64,19 +64,11 @@ import Dispatch
         }
     }
 
-    /// Records a run's violations (at most 20) with the seed that replays it, and its known
-    /// issues as known issues (one per kind, with a few examples).
+    /// Records a run's violations (at most 20) with the seed that replays it, and each violation
+    /// that matches a bug found before as a regression of that bug (one per kind, with examples).
     static func report(_ outcome: CompositionHarness.Outcome, testSeed: UInt64, sourceLocation: SourceLocation = #_sourceLocation) {
+        StressReporting.record(outcome.violations, seed: outcome.seed, testSeed: testSeed, sourceLocation: sourceLocation)
         let replay = "stress seed \(outcome.seed) (test: OPERATIONS_STRESS_SEED=\(testSeed))"
-        let limit = 20
-        for violation in outcome.violations.prefix(limit) {
-            Issue.record(Comment(rawValue: "\(replay): \(violation)"), sourceLocation: sourceLocation)
-        }
-        if outcome.violations.count > limit {
-            print("\(replay): all \(outcome.violations.count) violations:")
-            for violation in outcome.violations.prefix(300) { print("  \(violation)") }
-            Issue.record(Comment(rawValue: "\(replay): \(outcome.violations.count - limit) more violation(s)"), sourceLocation: sourceLocation)
-        }
         for issue in CompositionKnownIssue.allCases {
             let examples = outcome.known.filter { $0.0 == issue }.map(\.1)
             guard !examples.isEmpty else { continue }

@@ -27,11 +27,7 @@ final class StressRun: Sendable {
         self.config = config
         recorder = StressRecorder(nodeCount: scenario.nodes.count, widths: scenario.queues.map(\.width))
         queues = scenario.queues.enumerated().map { index, plan in
-            let queue = OpQueue()
-            queue.name = "stress.q\(index)"
-            queue.maxConcurrentOperationCount = plan.width
-            queue.isSuspended = plan.startsSuspended
-            return queue
+            StressReporting.queue(named: "stress.q\(index)", width: plan.width, startsSuspended: plan.startsSuspended)
         }
         references = scenario.nodes.map { _ in WeakOpBox() }
     }

@@ -72,19 +72,7 @@ import Dispatch
 
     /// Records a run's violations (at most 20) with the seed that replays it.
     static func report(_ outcome: StressHarness.Outcome, testSeed: UInt64, sourceLocation: SourceLocation = #_sourceLocation) {
-        let limit = 20
-        for violation in outcome.violations.prefix(limit) {
-            Issue.record(Comment(rawValue: "stress seed \(outcome.seed) (test: OPERATIONS_STRESS_SEED=\(testSeed)): \(violation)"),
-                         sourceLocation: sourceLocation)
-        }
-        if outcome.violations.count > limit {
-            print("stress seed \(outcome.seed): all \(outcome.violations.count) violations:")
-            for violation in outcome.violations.prefix(500) {
-                print("  \(violation)")
-            }
-            Issue.record(Comment(rawValue: "stress seed \(outcome.seed): \(outcome.violations.count - limit) more violation(s)"),
-                         sourceLocation: sourceLocation)
-        }
+        StressReporting.record(outcome.violations, seed: outcome.seed, testSeed: testSeed, sourceLocation: sourceLocation)
     }
 }
 
