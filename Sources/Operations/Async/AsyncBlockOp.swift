@@ -11,9 +11,9 @@
 /// when the operation is, and it has dependencies, a priority and a completion block like any
 /// operation.
 public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable {
-    // @unchecked Sendable: `result` is guarded by the operation's stripe lock; `work` is immutable.
-    private let work: @Sendable () async throws -> Success
-    private var result: Success?
+    // @unchecked Sendable: `work` and `keptValue` are guarded by the operation's stripe lock.
+    private var work: (@Sendable () async throws -> Success)?
+    final var keptValue: Success?
 
     /// Creates an operation that runs `work` and keeps what it returns.
     public init(_ work: @escaping @Sendable () async throws -> Success) {
@@ -21,10 +21,12 @@ public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable
         super.init()
     }
 
-    /// Runs the closure and keeps its value.
+    /// Runs the closure once and keeps its value (the closure is released afterwards, with what
+    /// it captured).
     public override func execute() async throws {
+        guard let work = withState({ _ in self.work.take() }) else { return }
         let value = try await work()
-        withState { _ in result = value }
+        withState { _ in keptValue = value }
     }
 
     /// The value the closure returned, once the operation has finished.
@@ -50,7 +52,7 @@ public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable
     }
 
     private func outcome() throws -> Success {
-        let (result, error) = withState { machine in (self.result, machine.error) }
+        let (result, error) = withState { machine in (self.keptValue, machine.error) }
         if let error { throw error }
         guard let result else { throw CancellationError() }
         return result

@@ -58,7 +58,7 @@ extension Op {
     }
 
     /// Performs what the result of the conditions asks for.
-    private final func conditionsEvaluated(_ failure: ConditionFailedError?) {
+    private final func conditionsEvaluated(_ failure: (any Error)?) {
         let ((askExclusivity, readiness, observers), registry) = transitionDeferringDelivery {
             $0.recordConditions(failure: failure)
         }
@@ -95,9 +95,9 @@ extension Op {
     /// (blocking while `async` ones run) and waits for the exclusivity categories.
     final func passGatesBlocking() {
         let (conditions, isAsynchronous) = withState { $0.conditionsToEvaluate }
-        let failure: ConditionFailedError?
+        let failure: (any Error)?
         if isAsynchronous {
-            let result = LockedBox<ConditionFailedError?>(nil)
+            let result = LockedBox<(any Error)?>(nil)
             let done = DispatchSemaphore(value: 0)
             Task(priority: TaskPriority(qualityOfService)) { [self] in
                 let outcome = await OpCondition.evaluate(conditions, for: self)
@@ -123,7 +123,7 @@ extension OpStateMachine {
     /// The conditions were evaluated (``conditionsEvaluated(failure:)``): records the error as an
     /// observable change and, if the failure cancelled the operation, queues `didCancel` for its
     /// observers (in the transition, so that it comes before the finish the cancellation causes).
-    mutating func recordConditions(failure: ConditionFailedError?) -> (askExclusivity: Bool, readiness: ReadinessAction, observers: ObserverMailbox?) {
+    mutating func recordConditions(failure: (any Error)?) -> (askExclusivity: Bool, readiness: ReadinessAction, observers: ObserverMailbox?) {
         let old = error
         let wasCancelled = isCancelled
         let (askExclusivity, readiness) = conditionsEvaluated(failure: failure)

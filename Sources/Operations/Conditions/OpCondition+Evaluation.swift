@@ -6,7 +6,7 @@ extension OpCondition {
     var isAsynchronous: Bool {
         switch kind {
         case .evaluate: true
-        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency: false
+        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency, .injection: false
         case .all(let conditions), .any(let conditions): conditions.contains { $0.isAsynchronous }
         case .not(let condition): condition.isAsynchronous
         }
@@ -16,7 +16,7 @@ extension OpCondition {
     /// that spares the common checks collecting them).
     var mayAskForMore: Bool {
         switch kind {
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies: false
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .injection: false
         case .mutuallyExclusive, .dependency, .all, .any, .not: true
         }
     }
@@ -26,14 +26,14 @@ extension OpCondition {
         switch kind {
         case .mutuallyExclusive(let category): [category]
         case .all(let conditions): conditions.flatMap(\.exclusivityCategories)
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency: []
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency, .injection: []
         }
     }
 
     /// A ``mutuallyExclusive(_:)`` placed where it would mean nothing (inside `any` or `not`).
     var misplacedExclusivity: OpCondition? {
         switch kind {
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency, .injection:
             return nil
         case .all(let conditions):
             return conditions.lazy.compactMap(\.misplacedExclusivity).first
@@ -50,25 +50,34 @@ extension OpCondition {
         case .dependency(let operation): [operation]
         case .all(let conditions), .any(let conditions): conditions.flatMap(\.contributedDependencies)
         case .not(let condition): condition.contributedDependencies
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive: []
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .injection: []
         }
     }
 
     // MARK: Evaluating
 
     /// Evaluates `conditions` for `operation` in order; returns the failure of the first that
-    /// fails, or `nil` if all pass. None of them may be asynchronous.
-    static func evaluateSynchronously(_ conditions: [OpCondition], for operation: Op) -> ConditionFailedError? {
+    /// fails (a ``ConditionFailedError``, or the error of an injection), or `nil` if all pass.
+    /// None of them may be asynchronous.
+    static func evaluateSynchronously(_ conditions: [OpCondition], for operation: Op) -> (any Error)? {
         for condition in conditions {
-            if let failure = condition.checkSynchronously(operation) { return failure }
+            if case .injection(let inject) = condition.kind {
+                if let failure = inject(operation) { return failure }
+            } else if let failure = condition.checkSynchronously(operation) {
+                return failure
+            }
         }
         return nil
     }
 
     /// Evaluates `conditions` for `operation` in order, awaiting the `async` ones.
-    static func evaluate(_ conditions: [OpCondition], for operation: Op) async -> ConditionFailedError? {
+    static func evaluate(_ conditions: [OpCondition], for operation: Op) async -> (any Error)? {
         for condition in conditions {
-            if let failure = await condition.checkAsync(operation) { return failure }
+            if case .injection(let inject) = condition.kind {
+                if let failure = inject(operation) { return failure }
+            } else if let failure = await condition.checkAsync(operation) {
+                return failure
+            }
         }
         return nil
     }
@@ -80,10 +89,15 @@ extension OpCondition {
             return check(operation) ? nil : ConditionFailedError(condition: name)
         case .evaluate:
             preconditionFailure("Internal inconsistency: the async condition \(name) was evaluated synchronously")
+        case .injection:
+            preconditionFailure("Internal inconsistency: the injection \(name) was evaluated as a check")
         case .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
             return checkOfDependencies(operation)
         case .all(let conditions):
-            return OpCondition.evaluateSynchronously(conditions, for: operation)
+            for condition in conditions {
+                if let failure = condition.checkSynchronously(operation) { return failure }
+            }
+            return nil
         case .any(let conditions):
             var failures: [ConditionFailedError] = []
             for condition in conditions {
@@ -104,10 +118,13 @@ extension OpCondition {
             } catch {
                 return ConditionFailedError(condition: name, underlyingError: error)
             }
-        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
+        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency, .injection:
             return checkSynchronously(operation)
         case .all(let conditions):
-            return await OpCondition.evaluate(conditions, for: operation)
+            for condition in conditions {
+                if let failure = await condition.checkAsync(operation) { return failure }
+            }
+            return nil
         case .any(let conditions):
             var failures: [ConditionFailedError] = []
             for condition in conditions {
@@ -133,7 +150,7 @@ extension OpCondition {
         case .dependency(let dependency):
             if let error = dependency.error { return ConditionFailedError(condition: name, underlyingError: error) }
             return dependency.isCancelled ? ConditionFailedError(condition: name) : nil
-        case .predicate, .evaluate, .all, .any, .not:
+        case .predicate, .evaluate, .all, .any, .not, .injection:
             preconditionFailure("Internal inconsistency: \(name) is not a check of dependencies")
         }
     }

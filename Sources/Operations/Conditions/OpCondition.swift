@@ -45,6 +45,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
         /// The operation, a dependency added by the condition, finished without an error and
         /// without being cancelled.
         case dependency(Op)
+        /// An injection (``Op/inject(from:_:)``): passes the producer's value to the operation
+        /// and returns `nil`, or returns the error to cancel the operation with.
+        case injection(@Sendable (Op) -> (any Error)?)
     }
 
     init(name: String, kind: Kind) {

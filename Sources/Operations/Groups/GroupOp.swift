@@ -30,7 +30,8 @@ import Synchronization
 /// ``Op/error`` is a ``GroupError`` listing their errors in the order they failed. With
 /// ``cancelsChildrenOnFailure``, the first failure cancels the other children.
 ///
-/// **Nesting.** A child may be a group; ``progress`` rolls up nested groups.
+/// **Nesting.** A child may be a group; ``Op/progress`` rolls up the children, nested groups
+/// included.
 ///
 /// - Important: A child belongs to one group, and is added to no queue of its own. Adding an
 ///   operation that is in a queue, started, or a child of another group, or adding children once
@@ -181,9 +182,20 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     /// A child is finished for good (it left the child queue): the group finishes after the last.
     final func childFinished(_ child: Op) {
+        childDidFinish(child)
         if unfinished.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
             finishIfDone()
         }
+    }
+
+    /// Called when a child is finished for good, before the group counts it as finished: a child
+    /// added here keeps the group running. No lock is held.
+    func childDidFinish(_ child: Op) {}
+
+    /// The group's error once every child finished: a ``GroupError`` listing the children's
+    /// errors, or `nil` if none failed.
+    func failure(fromChildErrors errors: [any Error]) -> (any Error)? {
+        errors.isEmpty ? nil : GroupError(errors: errors)
     }
 
     /// The count of unfinished children reached zero: the group finishes, unless a child was
@@ -208,10 +220,10 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     private final func finishGroup(errors: [any Error]) {
         childQueue.withLock { childQueue.owningGroup = nil }   // ends the loop group → queue → group
-        if errors.isEmpty {
-            finish()
+        if let failure = failure(fromChildErrors: errors) {
+            finish(throwing: failure)
         } else {
-            finish(throwing: GroupError(errors: errors))
+            finish()
         }
     }
 
@@ -230,13 +242,21 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         set { state.withLockedValue { $0.cancelsChildrenOnFailure = newValue } }
     }
 
-    /// How many children finished, with nested groups rolled up into ``GroupProgress/fractionCompleted``.
-    public final var progress: GroupProgress {
+    /// The children counted for ``Op/progress``: how many there are, how many finished, and the
+    /// share of the work done (each child one unit, a running one by its own fraction).
+    struct ChildProgress {
+        let total: Int
+        let finished: Int
+        let fraction: Double
+    }
+
+    /// The group's progress, rolled up from its children (see ``OpProgress``).
+    final var childProgress: ChildProgress {
         let (children, finishedGroup, finishedCount) = state.withLockedValue { state in
             (state.children, state.finished, state.finishedChildren.count)
         }
         if finishedGroup {
-            return GroupProgress(totalChildCount: finishedCount, finishedChildCount: finishedCount, fractionCompleted: 1)
+            return ChildProgress(total: finishedCount, finished: finishedCount, fraction: 1)
         }
         var finished = 0
         var units = 0.0
@@ -245,11 +265,18 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
                 finished += 1
                 units += 1
             } else if let group = child as? GroupOp {
-                units += group.progress.fractionCompleted
+                units += group.childProgress.fraction
+            } else if let progress = child.withState({ $0.existingProgress }) {
+                units += progress.fractionCompleted
             }
         }
         let fraction = children.isEmpty ? 0 : units / Double(children.count)
-        return GroupProgress(totalChildCount: children.count, finishedChildCount: finished, fractionCompleted: fraction)
+        return ChildProgress(total: children.count, finished: finished, fraction: fraction)
+    }
+
+    /// Has the group's queue count the group's progress while it runs.
+    final func reportProgressToQueue() {
+        reportProgress(progress)
     }
 
     /// The exclusivity categories of the children, and of theirs (a group asks for them with its
@@ -277,7 +304,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// has. Add work as children; a subclass that overrides this (to note the start, say) must
     /// call `super.execute()`.
     open override func execute() {
-        let (qualityOfService, queue) = withState { ($0.qualityOfService, $0.queue) }
+        let (qualityOfService, queue, hasProgress) = withState {
+            ($0.qualityOfService, $0.queue, $0.existingProgress != nil)
+        }
         let underlying = queue?.underlyingQueue
         childQueue.withLock {
             // The queue is empty: its children are added below.
@@ -296,6 +325,10 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         }
         for child in children {
             child.cancel()
+        }
+        // A queue that reports progress counts the group by its fraction while it runs.
+        if let queue, !queue.isGroupQueue, hasProgress || queue.progress.isReportingQueue {
+            reportProgressToQueue()
         }
         run(waiting, startingHere: true)
         // The start counted as one unfinished child until now.

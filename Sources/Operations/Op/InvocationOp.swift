@@ -19,7 +19,7 @@ open class InvocationOp<Result: Sendable>: Op, @unchecked Sendable {
     // @unchecked Sendable: `outcome` is guarded by the operation's stripe lock; `invocation` is
     // immutable.
     private let invocation: @Sendable () throws -> Result
-    private final var outcome: Swift.Result<Result, any Error>?
+    final var outcome: Swift.Result<Result, any Error>?
 
     /// Creates an operation that calls `method` on `target` with `argument`.
     ///
@@ -52,10 +52,14 @@ open class InvocationOp<Result: Sendable>: Op, @unchecked Sendable {
         super.init()
     }
 
-    /// Calls the method and stores its return value (or the error it threw).
+    /// Calls the method and stores its return value (or the error it threw, which is also the
+    /// operation's ``Op/error``).
     open override func main() {
         let outcome = Swift.Result { try invocation() }
         withState { _ in self.outcome = outcome }
+        if case .failure(let error) = outcome {
+            recordFailure(error)
+        }
     }
 
     /// What the method returned.

@@ -158,6 +158,11 @@ struct OpStateMachine {
         var groupLink: GroupOp.Link?
         /// The ``OpObserver``s and the order of their callbacks.
         var observers: ObserverMailbox?
+        /// ``Op/timeout``, and whether its ``TimeoutTracker`` observes the operation.
+        var timeout: Duration?
+        var hasTimeoutTracker = false
+        /// ``Op/progress``, once asked for.
+        var progress: OpProgress?
     }
 
     /// A dependency of a finished operation: a newer one is held weakly, so that a loop of
@@ -287,6 +292,23 @@ struct OpStateMachine {
 
     /// The observer mailbox, if an observer was ever added.
     var observers: ObserverMailbox? { extras?.observers }
+
+    var timeout: Duration? {
+        get { extras?.timeout }
+        set { if newValue != nil || extras != nil { ensureExtras().timeout = newValue } }
+    }
+
+    var hasTimeoutTracker: Bool {
+        get { extras?.hasTimeoutTracker ?? false }
+        set { ensureExtras().hasTimeoutTracker = newValue }
+    }
+
+    /// The progress, if it was asked for.
+    var existingProgress: OpProgress? { extras?.progress }
+
+    mutating func keepProgress(_ progress: OpProgress) {
+        ensureExtras().progress = progress
+    }
 
     /// The observable flags, packed as in ``Op/Flags``.
     var flags: UInt8 {

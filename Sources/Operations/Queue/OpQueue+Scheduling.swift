@@ -121,6 +121,15 @@ extension OpQueue {
         }
     }
 
+    /// `operation`, a running member, reports `progress`: the queue's progress counts its fraction
+    /// until it leaves. Ignored if it has left already.
+    final func memberReportsProgress(_ operation: Op, _ progress: OpProgress) {
+        withLock {
+            guard operation.membership.slot >= 0 else { return }
+            self.progress.memberStarted(operation, reporting: progress)
+        }
+    }
+
     /// An operation gave its slot back outside a drainer.
     final func releaseSlot(of operation: Op) {
         let request = withLock { machine.releaseSlot() }
@@ -147,7 +156,7 @@ extension OpQueue {
         let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
         // Counted under the lock: a waiter released by a later leaving (the queue emptied) must
         // see this one counted, even if this thread is preempted before it performs the rest.
-        progress.operationFinished()
+        progress.memberLeft(operation)
         if action.barrierLeft {
             DependencyCycles.pendingBarriers.subtract(1, ordering: .relaxed)
         }

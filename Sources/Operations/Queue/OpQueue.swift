@@ -71,8 +71,9 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
     /// leaves the queue (finished, its completion block returned; barriers included) adds one to
-    /// ``OpProgress/completedUnitCount``.
-    public let progress = OpProgress()
+    /// ``OpProgress/completedUnitCount``, and running operations that report their own
+    /// ``Op/progress`` count by their fractions.
+    public let progress = OpProgress(queue: ())
 
     /// Creates a queue with the default width, not suspended.
     public init() {

@@ -22,7 +22,7 @@ enum CycleSearchingWait {
             return
         }
         var interval = searchDelay
-        while semaphore.wait(timeout: .now() + dispatchInterval(interval)) == .timedOut {
+        while semaphore.wait(timeout: .now() + interval.dispatchInterval) == .timedOut {
             search()
             interval = nextInterval(after: interval)
         }
@@ -59,7 +59,7 @@ enum CycleSearchingWait {
         }
 
         fileprivate func schedule(after interval: Duration) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + dispatchInterval(interval)) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + interval.dispatchInterval) { [self] in
                 guard let search = self.search.withLockedValue({ $0 }) else { return }
                 search()
                 schedule(after: nextInterval(after: interval))
@@ -69,10 +69,5 @@ enum CycleSearchingWait {
 
     private static func nextInterval(after interval: Duration) -> Duration {
         min(max(interval * 2, .seconds(1)), longestInterval)
-    }
-
-    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
     }
 }

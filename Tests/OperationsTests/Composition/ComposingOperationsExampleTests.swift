@@ -48,7 +48,7 @@ import Testing
         OpQueue().addOperation(group)
         await group.waitUntilFinished()
         #expect(try await fetch.value == ["first post", "second post"])
-        #expect(group.progress == GroupProgress(totalChildCount: 2, finishedChildCount: 2, fractionCompleted: 1))
+        #expect(group.progress.completedUnitCount == 2 && group.progress.fractionCompleted == 1)
         #expect(log.all == ["ok"])
     }
 

@@ -99,6 +99,6 @@ import Dispatch
         OpQueue().addOperation(group)
         group.waitUntilFinished()
         #expect(eventually { weakChild == nil })
-        #expect(group.progress == GroupProgress(totalChildCount: 2, finishedChildCount: 2, fractionCompleted: 1))
+        #expect(group.progress.completedUnitCount == 2 && group.progress.fractionCompleted == 1)
     }
 }

@@ -330,7 +330,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         #expect(Set(childCompletions.all) == ["a", "b"])
         #expect(ranBodies.count == 0)
         #expect(group.error == nil)
-        #expect(group.progress.finishedChildCount == 2)
+        #expect(group.progress.completedUnitCount == 2)
     }
 
     // MARK: Errors
@@ -458,33 +458,30 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         let held = RecordingOp(name: "held") { _ in _ = releaseOuterChild.wait() }
         let outer = GroupOp(operations: [done, inner, held])
 
-        let before = outer.progress
-        #expect(before.totalChildCount == 3)
-        #expect(before.finishedChildCount == 0)
-        #expect(before.fractionCompleted == 0)
+        #expect(outer.progress.totalUnitCount == 3)
+        #expect(outer.progress.completedUnitCount == 0)
+        #expect(outer.progress.fractionCompleted == 0)
 
         OpQueue().addOperation(outer)
         // `done` and `quick` finish; `slow` and `held` are held.
         #expect(eventually { done.isFinished && quick.isFinished && slow.isExecuting && held.isExecuting })
-        let innerProgress = inner.progress
-        #expect(innerProgress.totalChildCount == 2)
-        #expect(innerProgress.finishedChildCount == 1)
-        #expect(innerProgress.fractionCompleted == 0.5)
-        let middle = outer.progress
-        #expect(middle.totalChildCount == 3)
-        #expect(middle.finishedChildCount == 1)
-        #expect(abs(middle.fractionCompleted - 1.5 / 3) < 1e-9)
+        #expect(inner.progress.totalUnitCount == 2)
+        #expect(inner.progress.completedUnitCount == 1)
+        #expect(inner.progress.fractionCompleted == 0.5)
+        #expect(outer.progress.totalUnitCount == 3)
+        #expect(outer.progress.completedUnitCount == 1)
+        #expect(abs(outer.progress.fractionCompleted - 1.5 / 3) < 1e-9)
 
         releaseSlow.open()
         inner.waitUntilFinished()
-        let later = outer.progress
-        #expect(later.finishedChildCount == 2)
-        #expect(abs(later.fractionCompleted - 2.0 / 3) < 1e-9)
-        #expect(later.description == "2 of 3 (67 %)")
+        #expect(outer.progress.completedUnitCount == 2)
+        #expect(abs(outer.progress.fractionCompleted - 2.0 / 3) < 1e-9)
+        #expect(outer.progress.description == "2 of 3")
 
         releaseOuterChild.open()
         outer.waitUntilFinished()
-        #expect(outer.progress == GroupProgress(totalChildCount: 3, finishedChildCount: 3, fractionCompleted: 1))
+        #expect(outer.progress.completedUnitCount == 3 && outer.progress.totalUnitCount == 3)
+        #expect(outer.progress.fractionCompleted == 1 && outer.progress.isFinished)
     }
 
     @Test func emptyGroupFinishesAtOnce() {
@@ -494,7 +491,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         group.start()
         #expect(group.isFinished)
         #expect(group.error == nil)
-        #expect(group.progress == GroupProgress(totalChildCount: 0, finishedChildCount: 0, fractionCompleted: 1))
+        #expect(group.progress.totalUnitCount == 0 && group.progress.fractionCompleted == 1)
 
         let queued = GroupOp()
         OpQueue().addOperation(queued)

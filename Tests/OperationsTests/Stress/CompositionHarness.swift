@@ -4,7 +4,9 @@ import Dispatch
 /// Runs a ``CompositionScenario`` and checks it: the driver creates the operations in id order
 /// (children before their group), adds the top-level ones to their queues, cancels and observes
 /// following the script, waits for every completion block (with a hang guard), then checks what
-/// ``CompositionRun`` recorded, and that every operation is released and no category is held.
+/// ``CompositionRun`` recorded, and that every operation (every retry attempt too) is released
+/// and no category is held. The checks of retries, timeouts, delays and injections are in
+/// `CompositionHarness+Control.swift`.
 enum CompositionHarness {
     struct Outcome {
         let seed: UInt64
@@ -90,6 +92,12 @@ enum CompositionHarness {
             let leaked = alive()
             outcome.violations.append("\(leaked.count) operation(s) not released once the run dropped its references: \(leaked.prefix(12).map { describe($0, run) })")
         }
+        let attempts = run.state.withLockedValue { $0.attemptBoxes }
+        let aliveAttempts = { attempts.filter { $0.1.operation != nil }.map(\.0) }
+        if !eventually(seconds: 10, { aliveAttempts().isEmpty }) {
+            let leaked = aliveAttempts()
+            outcome.violations.append("\(leaked.count) RetryOp attempt(s) not released after the run: \(leaked.prefix(12))")
+        }
         for (index, name) in run.categoryNames.enumerated() {
             let holders = Exclusivity.holders(of: name)
             if !holders.isEmpty {
@@ -141,9 +149,11 @@ enum CompositionHarness {
 
         for node in scenario.nodes {
             let id = node.id
-            let record = records[id]
+            var record = records[id]
             guard record.created else { continue }
-            let ran = record.bodyStarts > 0
+            // A mapped operation's body (the transform) does not run when its source failed: it
+            // counts as run once it executed.
+            let ran = node.mapSource != nil ? record.executions > 0 : record.bodyStarts > 0
             count("operations")
             count("groups", node.isGroup)
             count("nested groups", node.isGroup && node.group != nil)
@@ -182,10 +192,11 @@ enum CompositionHarness {
 
             // Conditions: a body runs only if they pass; a failure names the deciding condition.
             let failing = failingCondition(record.conditionModels, id: id, records: records)
-            let recordsCancels: Bool = {
-                if case .block(plain: true, _) = node.kind { return false }
-                return true
-            }()
+            if passesThroughSourceError(id, scenario: scenario, records: records, failing: failing) {
+                // A mapped operation's error is its source's: not a failure of its own conditions.
+                record.finalConditionFailure = nil
+            }
+            let recordsCancels = node.recordsCancels
             if let conditionFailure = record.finalConditionFailure {
                 if failing == nil {
                     violations.append("\(describe(id, run)): failed condition \(conditionFailure), yet its conditions pass")
@@ -229,6 +240,8 @@ enum CompositionHarness {
                 checkGroup(id, run: run, records: records, children: groupChildren[id] ?? [], error: groupErrors[id] ?? nil,
                            failing: failing, idOf: id(of:), violations: &violations, known: &known)
             }
+
+            checkControl(id, run: run, records: records, ran: ran, failing: failing, violations: &violations, statistics: &statistics)
 
             for (slot, log) in record.observerLogs.enumerated() {
                 checkObserverLog(log, slot: slot, id: id, record: record, node: node, conditionFails: failing != nil, run: run,
@@ -285,7 +298,8 @@ enum CompositionHarness {
             if !childErrors.isEmpty {
                 violations.append("\(describe(id, run)): no error, but its children failed with \(childErrors)")
             }
-        } else if record.finalConditionFailure == nil && !(error is CompositionError) {
+        } else if record.finalConditionFailure == nil && !(error is CompositionError)
+                    && !(error is OpTimeoutError && node.timeoutMicroseconds != nil) {
             violations.append("\(describe(id, run)): unexpected error \(error!)")
         }
         // A group cancelled before it was added cancels every child: none runs.
@@ -315,10 +329,7 @@ enum CompositionHarness {
     /// by the subclasses; plain BlockOps cannot tell). Empty if all is well.
     private static func uncascadedChildren(of id: Int, scenario: CompositionScenario, records: [CompositionRun.Record], children: [Op]) -> [Int] {
         guard let plan = scenario.nodes[id].groupPlan, plan.cancelsChildrenOnFailure, children.contains(where: { $0.error != nil }) else { return [] }
-        let watched = plan.children.filter { child in
-            if case .block(plain: true, _) = scenario.nodes[child].kind { return false }
-            return true
-        }
+        let watched = plan.children.filter { scenario.nodes[$0].recordsCancels }
         let neverCancelled = watched.filter { records[$0].cancelCalls == 0 }
         let withoutError = neverCancelled.filter { records[$0].finalError == nil }
         return neverCancelled.count > 1 || !withoutError.isEmpty ? neverCancelled : []
@@ -348,6 +359,8 @@ enum CompositionHarness {
                 case .exclusive: return nil
                 case .dependency(let target):
                     return records[target].finalError != nil || records[target].finalCancelled ? name : nil
+                case .injection(let producer, let throwing):
+                    return records[producer].finalError != nil || records[producer].finalCancelled || throwing ? name : nil
                 }
             case .all(_, let parts):
                 return parts.lazy.compactMap(failing).first
@@ -377,6 +390,14 @@ enum CompositionHarness {
         if cancels.count == 2, conditionFails {
             events.remove(at: cancels[1])
             secondCancel = true
+        }
+        // K7: a DelayOp cancelled as it starts may finish before willExecute is delivered.
+        var willExecuteAfterFinish = false
+        if node.isDelay, record.finalCancelled, let execute = events.firstIndex(of: .willExecute),
+           let finish = events.firstIndex(where: { $0.label == "willFinish" }), execute > finish {
+            events.remove(at: execute)
+            events.insert(.willExecute, at: events.firstIndex(where: { $0.label == "didCancel" }) ?? finish)
+            willExecuteAfterFinish = true
         }
         // K6: an observer added late may hear callbacks before its didAttach.
         var attachNotFirst = false
@@ -446,6 +467,7 @@ enum CompositionHarness {
             if lateCancel { known.append((.lateDidCancel, heard)) }
             if secondCancel { known.append((.secondDidCancel, heard)) }
             if attachNotFirst { known.append((.attachNotFirst, heard)) }
+            if willExecuteAfterFinish { known.append((.delayFinishedBeforeWillExecute, heard)) }
         }
     }
 

@@ -150,4 +150,5 @@ enum CompositionKnownIssue: String, Sendable, CaseIterable {
     case lateDidCancel = "K3: didCancel is delivered after willFinish/didFinish (the cancellation, or failed condition, was posted to the observers after the operation finished)"
     case secondDidCancel = "K4: an operation cancelled while its conditions are evaluated, one of which then fails, hears didCancel twice (from cancel() and from the failed condition), often after didFinish"
     case attachNotFirst = "K6: an observer added while the operation runs can hear other callbacks before didAttach (ObserverMailbox.add registers it, then posts didAttach in a second step)"
+    case delayFinishedBeforeWillExecute = "K7: a DelayOp cancelled as it starts finishes before its observers hear willExecute (DelayOp.didCancelWhileExecuting ended it before execute() ran), so they hear willExecute after willFinish (see DelayOpStartRaceTests)"
 }

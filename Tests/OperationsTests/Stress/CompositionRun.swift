@@ -22,6 +22,8 @@ final class CompositionRun: @unchecked Sendable {
             case noCancelledDependencies
             case exclusive
             case dependency(Int)
+            /// An `inject(from:)`: fails if the producer failed or was cancelled, or if it throws.
+            case injection(producer: Int, throwing: Bool)
         }
         case leaf(String, Leaf)
         case all(String, [ConditionModel])
@@ -61,6 +63,8 @@ final class CompositionRun: @unchecked Sendable {
         var executedCancelled = false
         var heldCategories: [Int] = []
         var groupEndStamp: UInt64?
+        /// Retries, timeouts, delays, injections (see `CompositionRun+Control.swift`).
+        var control = ControlRecord()
     }
 
     struct State {
@@ -73,9 +77,11 @@ final class CompositionRun: @unchecked Sendable {
         /// How often an operation entered a category that an ancestor group held (nested holds).
         var nestedHolds = 0
         /// Per queue (`-1 - index`) or group (its id): the operations executing in it now.
-        var running: [Int: Int] = [:]
+        var running: [Int: Set<Int>] = [:]
         /// How often a queue or group of limited width ran as many operations as it may.
         var widthReached = 0
+        /// Every attempt a `RetryOp` made, by name, to check that it is released.
+        var attemptBoxes: [(String, WeakOpBox)] = []
 
         mutating func stamp() -> UInt64 {
             clock += 1
@@ -135,6 +141,14 @@ final class CompositionRun: @unchecked Sendable {
             operation = CompositionAsyncOp(run: self, node: id, callback: false)
         case .asyncCallback:
             operation = CompositionAsyncOp(run: self, node: id, callback: true)
+        case .producer(let async):
+            operation = makeProducer(id, async: async)
+        case .mapped(let async):
+            operation = makeMapped(id, async: async)
+        case .retry:
+            operation = makeRetry(id)
+        case .delay:
+            operation = makeDelay(id)
         case .permission:
             operation = BlockOp { [self] in
                 state.withLockedValue { state in
@@ -166,11 +180,19 @@ final class CompositionRun: @unchecked Sendable {
         }
         operation.name = name(of: id)
         operation.queuePriority = node.priority
+        // A timeout is set before or after the rest, as the id says.
+        if id % 2 == 0 { operation.timeout = node.timeout }
         var models: [ConditionModel] = []
+        if node.injectionsFirst {
+            models += addInjections(id, to: operation)
+        }
         for condition in node.conditions {
             let (built, model) = build(condition, node: id)
             operation.addCondition(built)
             models.append(model)
+        }
+        if !node.injectionsFirst {
+            models += addInjections(id, to: operation)
         }
         for dependency in node.dependencies + (node.dependsOnSpawner ? [node.spawner!] : []) {
             guard let target = boxes[dependency].operation else {
@@ -179,9 +201,10 @@ final class CompositionRun: @unchecked Sendable {
             }
             operation.addDependency(target)
         }
-        let observerCount = node.observers + (node.isGroup ? 1 : 0)
+        let observerCount = node.observers + (node.hasOwnObserver ? 1 : 0)
         state.withLockedValue { state in
             state.records[id].created = true
+            state.records[id].control.createdAt = .now
             state.records[id].actualDependencies = scenario.allDependencies(of: id)
             state.records[id].conditionModels = models
             state.records[id].observerLogs = Array(repeating: ObserverLog(), count: observerCount)
@@ -189,6 +212,7 @@ final class CompositionRun: @unchecked Sendable {
         for slot in 0..<observerCount {
             operation.addObserver(CompositionObserver(run: self, node: id, slot: slot))
         }
+        if id % 2 == 1 { operation.timeout = node.timeout }
         operation.completionBlock = { [self] in completed(id) }
         boxes[id].set(operation)
         if node.kind != .permission {
@@ -266,6 +290,7 @@ final class CompositionRun: @unchecked Sendable {
 
     func syncBody(_ id: Int, _ operation: Op) {
         bodyBegin(id, operation)
+        if scenario.nodes[id].waitsForCancellation { waitForCancellation(id, operation) }
         work(id, operation)
         if scenario.nodes[id].failure != .none {
             operation.cancel(with: CompositionError(node: id, reason: "body"))
@@ -284,7 +309,9 @@ final class CompositionRun: @unchecked Sendable {
     func asyncBody(_ id: Int, _ operation: CompositionAsyncOp) async throws {
         bodyBegin(id, operation)
         let node = scenario.nodes[id]
-        if node.spinMicroseconds > 0, id % 3 == 0 {
+        if node.waitsForCancellation {
+            await waitForCancellation(id)
+        } else if node.spinMicroseconds > 0, id % 3 == 0 {
             try? await Task.sleep(nanoseconds: UInt64(node.spinMicroseconds) * 1_000)
         } else {
             await Task.yield()
@@ -318,7 +345,7 @@ final class CompositionRun: @unchecked Sendable {
 
     /// The work of a synchronous body or an `async` one: a pause, the children it makes, and
     /// perhaps a cancellation of its own group.
-    private func work(_ id: Int, _ operation: Op) {
+    func work(_ id: Int, _ operation: Op) {
         let node = scenario.nodes[id]
         StressRun.pause(.spin(microseconds: node.spinMicroseconds))
         spawn(id, operation)
@@ -349,7 +376,7 @@ final class CompositionRun: @unchecked Sendable {
 
     /// A body starts: checks `Op.current`, the dependencies, the categories it must hold, its
     /// executing ancestors and its observers, and enters its categories.
-    private func bodyBegin(_ id: Int, _ operation: Op) {
+    func bodyBegin(_ id: Int, _ operation: Op) {
         if Op.current !== operation {
             violation("n\(id): Op.current in its body is \(Op.current.map(\.description) ?? "nil")")
         }
@@ -377,12 +404,13 @@ final class CompositionRun: @unchecked Sendable {
                     state.violations.append("n\(id): its body started before observer \(slot) heard willExecute")
                 }
             }
+            checkInjections(id, &state)
             enter(id, categories, &state)
             enterSlot(id, &state)
         }
     }
 
-    private func bodyEnd(_ id: Int) {
+    func bodyEnd(_ id: Int) {
         state.withLockedValue { state in
             state.records[id].bodyEndStamp = state.stamp()
             exit(id, scenario.nodes[id].categories, &state)
@@ -391,7 +419,7 @@ final class CompositionRun: @unchecked Sendable {
     }
 
     /// A child runs only while every group it is nested in is executing.
-    private func checkAncestorsExecuting(_ id: Int) {
+    func checkAncestorsExecuting(_ id: Int) {
         for ancestor in scenario.ancestors(of: id) {
             guard let group = boxes[ancestor].operation else {
                 violation("n\(id) runs, but its group n\(ancestor) was released")
@@ -458,7 +486,7 @@ final class CompositionRun: @unchecked Sendable {
 
     /// Enters `categories`: every operation executing with one of them must be an ancestor or a
     /// descendant of `id`.
-    private func enter(_ id: Int, _ categories: [Int], _ state: inout State) {
+    func enter(_ id: Int, _ categories: [Int], _ state: inout State) {
         for category in categories {
             let others = state.executing[category, default: []]
             for other in others {
@@ -473,29 +501,30 @@ final class CompositionRun: @unchecked Sendable {
     }
 
     /// An operation starts executing in its queue or group: never more than its width at once.
-    private func enterSlot(_ id: Int, _ state: inout State) {
+    func enterSlot(_ id: Int, _ state: inout State) {
         let node = scenario.nodes[id]
         let (key, width, place): (Int, Int?, String) = if let group = node.group {
             (group, scenario.nodes[group].groupPlan!.maxConcurrent, "group n\(group)")
         } else {
             (-1 - node.queue!, scenario.queues[node.queue!].width > 0 ? scenario.queues[node.queue!].width : nil, "q\(node.queue!)")
         }
-        state.running[key, default: 0] += 1
+        let others = state.running[key, default: []]
+        state.running[key, default: []].insert(id)
         if let width {
-            if state.running[key]! > width {
-                state.violations.append("n\(id) starts while \(state.running[key]! - 1) operations execute in \(place), of width \(width)")
-            } else if state.running[key]! == width {
+            if others.count >= width {
+                state.violations.append("n\(id) starts while \(others.count) operations execute in \(place), of width \(width): \(others.sorted().map { "n\($0)" })")
+            } else if others.count + 1 == width {
                 state.widthReached += 1
             }
         }
     }
 
-    private func exitSlot(_ id: Int, _ state: inout State) {
+    func exitSlot(_ id: Int, _ state: inout State) {
         let node = scenario.nodes[id]
-        state.running[node.group ?? (-1 - node.queue!), default: 0] -= 1
+        state.running[node.group ?? (-1 - node.queue!)]?.remove(id)
     }
 
-    private func exit(_ id: Int, _ categories: [Int], _ state: inout State) {
+    func exit(_ id: Int, _ categories: [Int], _ state: inout State) {
         for category in categories {
             state.executing[category]?.remove(id)
         }
@@ -525,10 +554,11 @@ final class CompositionRun: @unchecked Sendable {
             }
             state.records[id].completedStamp = state.stamp()
             state.records[id].finalError = error.map { "\($0)" }
-            state.records[id].finalConditionFailure = (error as? ConditionFailedError)?.condition
+            state.records[id].finalConditionFailure = conditionFailureName(of: error, id)
             state.records[id].finalIsCycleError = error is DependencyCycleError
             state.records[id].finalCancelled = cancelled
         }
+        controlCompleted(id, operation, error: error)
         if scenario.nodes[id].kind != .permission {
             pending.leave()
         }
@@ -570,7 +600,11 @@ final class CompositionRun: @unchecked Sendable {
             }
             if slot == 0 && scenario.nodes[id].isGroup {
                 groupWillFinish(id, operation)
+            } else if slot == 0 && scenario.nodes[id].hasOwnObserver {
+                ownWillFinish(id)
             }
+        case .willExecute where slot == 0 && scenario.nodes[id].hasOwnObserver && !scenario.nodes[id].isGroup:
+            ownWillExecute(id, operation)
         case .didFinish:
             if !operation.isFinished {
                 violation("n\(id): observer \(slot) heard didFinish before the operation read as finished")

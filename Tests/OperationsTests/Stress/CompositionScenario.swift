@@ -2,7 +2,10 @@
 
 /// A randomly generated composition scenario: queues, operations, groups (nested, with widths and
 /// `cancelsChildrenOnFailure`), conditions, exclusivity categories, observers, failures, children
-/// added at run time, and the driver's script.
+/// added at run time, and the driver's script; and the control features (see
+/// `CompositionControlPlans.swift`): `RetryOp`s whose attempts fail a planned number of times,
+/// `timeout`s, `DelayOp`s, `ResultOp`/`AsyncBlockOp` producers with `inject(from:)` consumers
+/// and `map`s.
 ///
 /// It is a plan only, a pure function of the seed; ``CompositionHarness`` runs it.
 ///
@@ -24,6 +27,9 @@
 ///   group other than the dependent's ancestors, and depending only on free operations;
 /// - a child added at run time uses only categories its exclusive ancestors hold for it (their
 ///   own), or any category if no ancestor is exclusive.
+///
+/// Retries, delays and the operations with a timeout finish by themselves, like plain operations:
+/// a body that waits for its cancellation, and a 2 s delay, come only with a short timeout.
 struct CompositionScenario: Sendable {
     /// How an operation is implemented.
     enum Kind: Sendable, Equatable {
@@ -40,6 +46,14 @@ struct CompositionScenario: Sendable {
         case group
         /// A `BlockOp` that only a `.dependency` condition adds to a queue (or a group).
         case permission
+        /// A producer of an `Int`: a `ResultOp<Int>`, or an `AsyncBlockOp<Int>` if `async`.
+        case producer(async: Bool)
+        /// `map` of the producer `mapSource`: a `ResultOp<Int>`, or an `AsyncBlockOp<Int>`.
+        case mapped(async: Bool)
+        /// A `RetryOp` (see ``RetryPlan``).
+        case retry
+        /// A `DelayOp` of `delayMicroseconds`.
+        case delay
     }
 
     /// How a body fails.
@@ -123,6 +137,19 @@ struct CompositionScenario: Sendable {
         var groupPlan: GroupPlan?
         /// For a permission: the operation whose `.dependency` condition names it.
         var permissionFor: Int?
+        /// Its `timeout`, if any.
+        var timeoutMicroseconds: Int?
+        /// The body waits (up to 2 s) until the operation is cancelled: only with a short timeout.
+        var waitsForCancellation = false
+        /// Its `inject(from:)`s, added after its conditions (before them if `injectionsFirst`).
+        var injections: [Injection] = []
+        var injectionsFirst = false
+        /// For `.mapped`: the producer it maps.
+        var mapSource: Int?
+        var retryPlan: RetryPlan?
+        var delayMicroseconds = 0
+        /// A timer cancels it this long after it started executing.
+        var cancelAfterStart: TimedCancel?
 
         var isDynamic: Bool { spawner != nil }
         var isGroup: Bool { kind == .group }
@@ -349,10 +376,64 @@ private struct Generator {
 
     private mutating func randomKind() -> Scenario.Kind {
         switch Double.random(in: 0..<1, using: &rng) {
-        case ..<0.30: .block(plain: rng.chance(0.35), extraBlock: rng.chance(0.15))
-        case ..<0.55: .sync
-        case ..<0.75: .asyncBody
-        default: .asyncCallback
+        case ..<0.24: .block(plain: rng.chance(0.35), extraBlock: rng.chance(0.15))
+        case ..<0.43: .sync
+        case ..<0.58: .asyncBody
+        case ..<0.74: .asyncCallback
+        case ..<0.87: .producer(async: rng.chance(0.5))
+        case ..<0.93: .retry
+        default: .delay
+        }
+    }
+
+    /// The control features of a leaf (see `CompositionControlPlans.swift`): a retry's or a
+    /// delay's plan, injections from the producers among its dependencies (or a `map` of one of
+    /// them), a timeout, a timed cancellation.
+    private mutating func configureControl(_ node: inout Node) {
+        let producers = node.dependencies.filter { scenario.nodes[$0].isProducer }
+        switch node.kind {
+        case .retry:
+            node.retryPlan = .random(using: &rng)
+            node.failure = .none
+            node.cancelsOwnGroup = false
+            if rng.chance(0.2) {
+                node.cancelAfterStart = .init(microseconds: Int.random(in: 0...6_000, using: &rng), withError: rng.chance(0.5))
+            }
+        case .delay:
+            node.delayMicroseconds = rng.chance(0.15) ? 0 : Int.random(in: 1...5_000, using: &rng)
+            node.failure = .none
+            node.cancelsOwnGroup = false
+            if rng.chance(0.25) {
+                node.cancelAfterStart = .init(microseconds: Int.random(in: 0...5_000, using: &rng), withError: rng.chance(0.5))
+            }
+        case .block, .sync, .asyncBody, .asyncCallback, .producer:
+            if !producers.isEmpty, !node.isProducer, rng.chance(0.25) {
+                node.kind = .mapped(async: rng.chance(0.4))
+                node.mapSource = rng.pick(producers)
+            } else {
+                for producer in producers where rng.chance(0.75) {
+                    node.injections.append(.init(producer: producer, throwing: rng.chance(0.05)))
+                }
+                node.injectionsFirst = rng.chance(0.5)
+            }
+        case .group, .permission, .mapped:
+            break
+        }
+        if rng.chance(0.12) {
+            addTimeout(&node)
+        }
+    }
+
+    /// A timeout: a short one (0.3-4 ms, often shorter than the work: the body may wait for the
+    /// cancellation, a delay may be 2 s long) or a long one (0.2-1 s, that should never pass).
+    private mutating func addTimeout(_ node: inout Node) {
+        let short = rng.chance(0.5)
+        node.timeoutMicroseconds = short ? Int.random(in: 300...4_000, using: &rng) : Int.random(in: 200_000...1_000_000, using: &rng)
+        guard short, rng.chance(0.5) else { return }
+        switch node.kind {
+        case .block, .sync, .asyncBody, .producer, .mapped: node.waitsForCancellation = true
+        case .delay: node.delayMicroseconds = 2_000_000
+        case .asyncCallback, .group, .permission, .retry: break
         }
     }
 
@@ -463,8 +544,9 @@ private struct Generator {
             node.conditions.insert(rng.chance(0.7) ? dependencyCondition : .all([dependencyCondition]), at: 0)
         }
         decorate(&node, context)
+        configureControl(&node)
         node.cancelledBeforeAdding = rng.chance(0.04)
-        let spawnCount = rng.chance(0.08) ? Int.random(in: 1...2, using: &rng) : 0
+        let spawnCount = node.canSpawn && rng.chance(0.08) ? Int.random(in: 1...2, using: &rng) : 0
         node.spawns = (0..<spawnCount).map { id + 1 + $0 }
         append(node, context)
         for _ in 0..<spawnCount {
@@ -495,6 +577,7 @@ private struct Generator {
                                          hasDependencies: !node.dependencies.isEmpty || node.dependsOnSpawner,
                                          probability: 0.3)
         decorate(&node, context)
+        configureControl(&node)
         node.spawnMode = context.frames.isEmpty || rng.chance(0.5) ? .produce : .addChild
         append(node, context)
     }
@@ -540,6 +623,9 @@ private struct Generator {
         node.conditions = makeConditions(categories: categories, hasDependencies: !node.dependencies.isEmpty, probability: 0.15)
         node.observers = rng.chance(0.3) ? 1 : 0   // on top of the harness's own observer
         node.cancelledBeforeAdding = rng.chance(0.03)
+        if rng.chance(0.06) {
+            addTimeout(&node)
+        }
         node.priority = rng.pick(Op.QueuePriority.allCases)
         frameGroup[key] = id
         append(node, context)

@@ -14,8 +14,9 @@ import Dispatch
 @Suite(.serialized) struct CompositionStressTests {
     /// Random graphs of plain, subclassed and asynchronous operations and nested groups over 2-4
     /// queues, with conditions, exclusivity categories, observers, failures, children added at
-    /// run time and cancellations, keep every invariant, release every operation, give back every
-    /// category and leave the worker pool idle.
+    /// run time and cancellations, and with retries, timeouts, delays, injections and maps, keep
+    /// every invariant, release every operation, give back every category and leave the worker
+    /// pool idle.
     @Test func randomGraphsWithGroupsConditionsAndExclusivityKeepEveryInvariant() async {
         let seed = StressEnvironment.seed()
         var statistics: [String: Int] = [:]

@@ -1,0 +1,58 @@
+// Injection: the value of a producer passed to a consumer before the consumer runs.
+
+extension Op {
+    /// Passes the value of `producer` to this operation before it runs.
+    ///
+    /// `producer` becomes a dependency. Once it has finished, and before this operation starts,
+    /// `body` is called with this operation and the producer's value, typically to store the
+    /// value where ``main()`` (or `execute()`) reads it:
+    ///
+    /// ```swift
+    /// let fetch = AsyncBlockOp { try await client.download(url) }
+    /// let parse = ParseFeed()
+    /// parse.inject(from: fetch) { parse, data in parse.data = data }
+    /// queue.addOperations([fetch, parse], waitUntilFinished: false)
+    /// ```
+    ///
+    /// If the producer failed or was cancelled, `body` is not called: this operation is cancelled
+    /// with an ``InjectionError`` carrying the producer's error, and its body does not run. If
+    /// `body` throws, this operation is cancelled with that error.
+    ///
+    /// An operation may inject from many producers; the injections run in the order they were
+    /// added, with the operation's conditions (see ``OpCondition``), on the thread that made the
+    /// operation ready. Keep `body` short. An injection is skipped if the operation is cancelled
+    /// by then; a cancellation that comes while `body` runs lets `body` finish, but the operation
+    /// then finishes without running its body, possibly while `body` is still running: store the
+    /// value in a way that does not race with the completion block.
+    ///
+    /// - Important: Like conditions, injections are added before the operation is added to a
+    ///   queue or started; adding one later is a programmer error and traps.
+    public final func inject<Producer: ProducesOutput>(
+        from producer: Producer,
+        _ body: @escaping @Sendable (Self, Producer.Output) throws -> Void
+    ) {
+        let isPending = withState { $0.queue == nil && $0.lifecycle == .pending }
+        guard isPending else {
+            misuse("inject(from:) was called on \(self) after it was added to a queue or started. Add injections before adding the operation to a queue.")
+        }
+        let consumerType = Self.self
+        addCondition(OpCondition(name: "inject(from: \(producer))", kind: .injection { consumer in
+            // Cancelled meanwhile, the consumer will not run: the value is not needed.
+            if consumer.isCancelled { return nil }
+            switch producer.output {
+            case .success(let value)?:
+                do {
+                    try body(unsafeDowncast(consumer, to: consumerType), value)
+                    return nil
+                } catch {
+                    return error
+                }
+            case .failure(let error)?:
+                return InjectionError(producer: producer.description, underlyingError: error)
+            case nil:
+                misuse("\(consumer) was about to receive the value of \(producer), which has not finished: it is no longer a dependency. Keep a producer a dependency of the operations that inject from it.")
+            }
+        }))
+        addDependency(producer)
+    }
+}

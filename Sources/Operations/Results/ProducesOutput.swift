@@ -1,0 +1,51 @@
+/// An operation that produces a typed value: its ``output`` is the value, or the error, once the
+/// operation has finished.
+///
+/// ``ResultOp``, ``AsyncBlockOp`` and ``InvocationOp`` produce output. Pass it to the next step
+/// with ``Op/inject(from:_:)``, or transform it with ``map(_:)->ResultOp<Transformed>``:
+///
+/// ```swift
+/// let fetch = AsyncBlockOp { try await client.download(url) }
+/// let parse = fetch.map { data in try Feed(parsing: data) }
+/// let show = BlockOp { }
+/// show.inject(from: parse) { _, feed in render(feed) }
+/// queue.addOperations([fetch, parse, show], waitUntilFinished: false)
+/// ```
+public protocol ProducesOutput<Output>: Op {
+    /// The type of the value.
+    associatedtype Output: Sendable
+
+    /// `nil` until the operation finishes; then `.success` with the value, or `.failure` with
+    /// the error. A cancelled operation's output is `.failure` with its ``Op/error``, or with
+    /// `CancellationError()` if it has none.
+    var output: Result<Output, any Error>? { get }
+}
+
+extension Op {
+    /// The ``ProducesOutput/output`` of a finished operation that kept `value` (`nil` if its body
+    /// did not produce one), read with the operation's lock held: `nil` while it is not finished;
+    /// the cancellation or the error if there is one; otherwise the value.
+    final func finishedOutput<Value>(_ value: () -> Value?) -> Result<Value, any Error>? {
+        let outcome: (Value?, (any Error)?, Bool, Bool) = withState { machine in
+            (value(), machine.error, machine.isFinished, machine.isCancelled)
+        }
+        let (kept, error, finished, cancelled) = outcome
+        guard finished else { return nil }
+        if cancelled { return .failure(error ?? CancellationError()) }
+        if let error { return .failure(error) }
+        guard let kept else {
+            misuse("\(self) finished without producing its output: a subclass overrides main() or execute() without calling super. Call super from the override.")
+        }
+        return .success(kept)
+    }
+
+    /// Records `error` as the operation's ``error`` (the first error wins), as a failure of its
+    /// work; for operations whose body reports failures (``ResultOp``).
+    final func recordFailure(_ error: any Error) {
+        transition { machine in
+            let old = machine.error
+            machine.recordError(error)
+            machine.record(.error, old: old as Any, new: machine.error as Any)
+        }
+    }
+}

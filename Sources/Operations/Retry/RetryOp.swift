@@ -1,0 +1,174 @@
+/// A group that runs a fresh operation per attempt until one succeeds.
+///
+/// ```swift
+/// let upload = RetryOp(
+///     maxAttempts: 4,
+///     backoff: .exponential(initial: .milliseconds(250), multiplier: 2, maximum: .seconds(4), jitter: true),
+///     shouldRetry: { error, _ in error is TransientError }
+/// ) { attempt in
+///     let send = AsyncOp { try await client.upload(file) }
+///     send.timeout = .seconds(10)
+///     return send
+/// }
+/// queue.addOperation(upload)
+/// ```
+///
+/// When it starts, it makes attempt 1 with `makeAttempt(1)` and runs it as its child. An attempt
+/// that finishes with no ``Op/error`` (and is not cancelled) ends the retrying: it is the
+/// ``succeededAttempt``. After a failed attempt, the next one is made and run unless the attempts
+/// are used up, `shouldRetry(error, attempt)` says no, the ``Backoff`` says to stop, or the
+/// `RetryOp` was cancelled. Between attempts it waits as the backoff says, with a ``DelayOp``
+/// child: no thread is held, and cancelling the `RetryOp` ends the wait at once.
+///
+/// An attempt fails when it finishes with an ``Op/error`` (a timeout, see ``Op/timeout``, is one),
+/// or when it is cancelled (with `CancellationError()` as its error if it has none).
+///
+/// **Outcome.** ``attempts`` lists the attempts made, in order. When none succeeded, the
+/// `RetryOp`'s ``Op/error`` is the last attempt's error. The value of an attempt that produces
+/// one is read from ``succeededAttempt``, or typed with ``output(as:)``.
+///
+/// Like any ``GroupOp``, it holds its queue slot while it runs, its ``Op/progress`` rolls up its
+/// children (attempts and waits), and cancelling it cancels the running attempt.
+///
+/// - Important: `makeAttempt` must return a new operation, in no queue and not started (it
+///   becomes a child of the `RetryOp`); `maxAttempts` must be at least 1.
+public final class RetryOp: GroupOp, @unchecked Sendable {
+    // @unchecked Sendable: `progress` is a locked box; the other stored properties are immutable.
+
+    private struct Progress {
+        var attempts: [Op] = []
+        var succeeded: Op?
+        var lastError: (any Error)?
+        /// The wait before the next attempt, while it runs.
+        var wait: DelayOp?
+    }
+
+    /// The most attempts made.
+    public let maxAttempts: Int
+    /// How long to wait between attempts.
+    public let backoff: Backoff
+    private let shouldRetry: @Sendable (any Error, Int) -> Bool
+    private let makeAttempt: @Sendable (Int) -> Op
+    private let record = LockedBox(Progress())
+
+    /// Creates an operation that makes and runs up to `maxAttempts` attempts.
+    ///
+    /// - Parameters:
+    ///   - maxAttempts: The most attempts made (at least 1).
+    ///   - backoff: How long to wait between attempts (``Backoff/none`` by default).
+    ///   - shouldRetry: Asked after attempt `attempt` (numbered from 1) failed with `error`,
+    ///     whether to make another; by default, always.
+    ///   - makeAttempt: Makes the operation of attempt `attempt` (numbered from 1).
+    public init(
+        maxAttempts: Int,
+        backoff: Backoff = .none,
+        shouldRetry: @escaping @Sendable (_ error: any Error, _ attempt: Int) -> Bool = { _, _ in true },
+        makeAttempt: @escaping @Sendable (_ attempt: Int) -> Op
+    ) {
+        guard maxAttempts >= 1 else {
+            misuse("RetryOp was created with maxAttempts \(maxAttempts); it must make at least one attempt. Pass 1 or more.")
+        }
+        self.maxAttempts = maxAttempts
+        self.backoff = backoff
+        self.shouldRetry = shouldRetry
+        self.makeAttempt = makeAttempt
+        super.init()
+    }
+
+    /// The attempts made so far, in order.
+    public var attempts: [Op] {
+        record.withLockedValue { $0.attempts }
+    }
+
+    /// The attempt that finished with no error, once there is one.
+    public var succeededAttempt: Op? {
+        record.withLockedValue { $0.succeeded }
+    }
+
+    /// The output of the attempt that succeeded, typed: `nil` until the `RetryOp` has finished;
+    /// then the succeeded attempt's ``ProducesOutput/output``, or `.failure` with the
+    /// `RetryOp`'s error (`CancellationError()` if it has none) when no attempt succeeded.
+    ///
+    /// ```swift
+    /// let fetch = RetryOp(maxAttempts: 3) { _ in AsyncBlockOp { try await client.download(url) } }
+    /// // ...
+    /// let data = try fetch.output(as: Data.self)?.get()
+    /// ```
+    ///
+    /// - Important: Asking for a type that the succeeded attempt does not produce traps.
+    public func output<Output: Sendable>(as type: Output.Type = Output.self) -> Result<Output, any Error>? {
+        guard isFinished else { return nil }
+        guard let succeeded = succeededAttempt else {
+            return .failure(error ?? CancellationError())
+        }
+        guard let producer = succeeded as? any ProducesOutput<Output> else {
+            misuse("output(as: \(Output.self).self) was asked of \(self), whose succeeded attempt \(succeeded) does not produce \(Output.self). Ask for the type its attempts produce.")
+        }
+        return producer.output
+    }
+
+    // MARK: Attempts
+
+    /// Makes the first attempt, then runs the children.
+    public override func execute() {
+        if !isCancelled {
+            startAttempt(1)
+        }
+        super.execute()
+    }
+
+    private func startAttempt(_ number: Int) {
+        let attempt = makeAttempt(number)
+        record.withLockedValue { $0.attempts.append(attempt) }
+        addChild(attempt)
+    }
+
+    /// An attempt or a wait finished: decides what comes next, before the group counts the child
+    /// as finished (so that a child added here keeps it running).
+    override func childDidFinish(_ child: Op) {
+        enum Next {
+            case nothing
+            case decide(attempt: Int, error: any Error)
+            case attempt(Int)
+        }
+        let next: Next = record.withLockedValue { record in
+            if let wait = record.wait, wait === child {
+                record.wait = nil
+                return .attempt(record.attempts.count + 1)
+            }
+            guard let last = record.attempts.last, last === child else { return .nothing }
+            let error = child.error ?? (child.isCancelled ? CancellationError() : nil)
+            guard let error else {
+                record.succeeded = child
+                return .nothing
+            }
+            record.lastError = error
+            return .decide(attempt: record.attempts.count, error: error)
+        }
+        switch next {
+        case .nothing:
+            return
+        case .attempt(let number):
+            if !isCancelled {
+                startAttempt(number)
+            }
+        case .decide(let number, let error):
+            // User code (shouldRetry, a custom backoff) runs with no lock held.
+            guard !isCancelled, number < maxAttempts, shouldRetry(error, number),
+                  let delay = backoff.delay(afterAttempt: number) else { return }
+            if delay <= .zero {
+                startAttempt(number + 1)
+            } else {
+                let wait = DelayOp(for: delay)
+                wait.name = "wait before attempt \(number + 1)"
+                record.withLockedValue { $0.wait = wait }
+                addChild(wait)
+            }
+        }
+    }
+
+    /// The last attempt's error when none succeeded (not a ``GroupError``).
+    override func failure(fromChildErrors errors: [any Error]) -> (any Error)? {
+        record.withLockedValue { $0.succeeded == nil ? $0.lastError : nil }
+    }
+}

@@ -1,0 +1,140 @@
+/// An operation that only waits: it finishes once a time has passed, holding no thread, and at
+/// once when it is cancelled.
+///
+/// As a dependency it delays other operations; in a group it spaces work out:
+///
+/// ```swift
+/// let pause = DelayOp(for: .seconds(2))
+/// let retry = BlockOp { upload(file) }
+/// retry.addDependency(pause)
+/// queue.addOperations([pause, retry], waitUntilFinished: false)
+/// ```
+///
+/// ``init(for:)`` counts from the moment the operation starts executing (like any operation, it
+/// starts once its dependencies have finished and its queue has a slot for it);
+/// ``init(until:)`` waits for an instant of the continuous clock, and finishes at once if that
+/// has passed. While it waits it holds its queue slot, as an ``AsyncOp`` does, but no thread: ten
+/// thousand delays cost ten thousand timers, not threads.
+///
+/// A cancelled delay finishes at once (its dependents then start, as after any cancelled
+/// dependency), with no ``Op/error``.
+public final class DelayOp: AsyncOp, @unchecked Sendable {
+    // @unchecked Sendable: `wait` is immutable and `timer` is a locked box.
+
+    private enum Wait {
+        case duration(Duration)
+        case instant(ContinuousClock.Instant)
+    }
+
+    private enum TimerState {
+        case idle
+        case waiting(DeadlineTimer)
+        case over
+    }
+
+    private let wait: Wait
+    private let timer = LockedBox(TimerState.idle)
+
+    /// Creates an operation that finishes `duration` after it starts executing.
+    public init(for duration: Duration) {
+        wait = .duration(duration)
+        super.init()
+    }
+
+    /// Creates an operation that finishes at `deadline` (at once if that has passed when it
+    /// starts).
+    public init(until deadline: ContinuousClock.Instant) {
+        wait = .instant(deadline)
+        super.init()
+    }
+
+    /// How long the delay waits after it starts, or `nil` for one that waits until an instant.
+    public var duration: Duration? {
+        if case .duration(let duration) = wait { return duration }
+        return nil
+    }
+
+    /// The instant the delay waits for, or `nil` for one that waits for a duration from its start.
+    public var deadline: ContinuousClock.Instant? {
+        if case .instant(let deadline) = wait { return deadline }
+        return nil
+    }
+
+    /// Starts the wait: a timer, with no thread held.
+    public override func execute() {
+        let deadline: ContinuousClock.Instant = switch wait {
+        case .duration(let duration): .now + duration
+        case .instant(let instant): instant
+        }
+        schedule(until: deadline)
+        if isCancelled {
+            // Cancelled before the timer was set: `didCancelWhileExecuting()` left it to us.
+            end()
+        }
+    }
+
+    private func schedule(until deadline: ContinuousClock.Instant) {
+        let remaining = deadline - .now
+        guard remaining > .zero else {
+            end()
+            return
+        }
+        let next = DeadlineTimer(after: remaining, qualityOfService: qualityOfService) { [self] in
+            // Dispatch's clock and the continuous clock may differ slightly: wait for the rest.
+            if ContinuousClock.now < deadline {
+                schedule(until: deadline)
+            } else {
+                end()
+            }
+        }
+        let unneeded: DeadlineTimer? = timer.withLockedValue { state in
+            if case .over = state { return next }
+            state = .waiting(next)
+            return nil
+        }
+        unneeded?.cancel()
+    }
+
+    /// Finishes the delay, once, whether the time passed or it was cancelled.
+    private func end() {
+        let ends: (Bool, DeadlineTimer?) = timer.withLockedValue { state in
+            switch state {
+            case .over:
+                return (false, nil)
+            case .idle:
+                state = .over
+                return (true, nil)
+            case .waiting(let pending):
+                state = .over
+                return (true, pending)
+            }
+        }
+        ends.1?.cancel()
+        if ends.0 {
+            finish()
+        }
+    }
+
+    /// A running delay ends at once when it is cancelled. If its timer is not set yet,
+    /// ``execute()`` has not run (or is running): it sees the cancellation once it has set the
+    /// timer and ends the delay then, so the delay never finishes before its work started
+    /// (observers hear `willExecute` before `willFinish`).
+    override func didCancelWhileExecuting() {
+        let isWaiting = timer.withLockedValue { state in
+            if case .waiting = state { return true }
+            return false
+        }
+        if isWaiting {
+            end()
+        }
+    }
+
+    /// "DelayOp for 2.0 seconds" or "DelayOp until …", with the name if there is one.
+    public override var description: String {
+        if name != nil { return super.description }
+        switch wait {
+        case .duration(let duration): return "DelayOp for \(duration)"
+        case .instant(let instant): return "DelayOp until \(instant)"
+        }
+    }
+}
