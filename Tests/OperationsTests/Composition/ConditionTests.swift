@@ -46,16 +46,6 @@ private actor AsyncLatch {
 /// A marker object stored in a thread-local slot, to tell which thread code runs on.
 private final class ThreadMarker: Sendable {}
 
-/// Polls `condition` without blocking a thread; `false` after `seconds` (a hang guard).
-private func eventuallyAsync(seconds: Int = 10, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !(await condition()) {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}
-
 /// The condition failure of `op`, if its error is one.
 private func failure(of op: Op) -> ConditionFailedError? {
     op.error as? ConditionFailedError

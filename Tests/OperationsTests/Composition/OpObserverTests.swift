@@ -711,12 +711,3 @@ private func onNewThread(_ body: @escaping @Sendable () -> Void) {
     Thread.detachNewThread(body)
 }
 
-/// `eventually` for `async` tests: suspends between polls.
-private func eventuallyAsync(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-    while !condition() {
-        if DispatchTime.now().uptimeNanoseconds > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}

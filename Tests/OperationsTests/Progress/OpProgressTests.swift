@@ -33,7 +33,7 @@ import Dispatch
             op.progress.completedUnitCount = 4
         }
         OpQueue().addOperation(op)
-        #expect(await Self.waitOnAnotherThread(for: midway))
+        #expect(await midway.waitOffThread())
 
         #expect(op.progress.totalUnitCount == 4)
         #expect(op.progress.completedUnitCount == 2)
@@ -57,11 +57,11 @@ import Dispatch
             progress.totalUnitCount = 10
             progress.completedUnitCount = 3
             midway.open()
-            await Self.waitOnAnotherThread(for: resume)
+            await resume.waitOffThread()
             progress.completedUnitCount = 10
         }
         OpQueue().addOperation(op)
-        #expect(await Self.waitOnAnotherThread(for: midway))
+        #expect(await midway.waitOffThread())
 
         #expect(seenInBody.withLockedValue { $0 } === op.progress)
         #expect(op.progress.fractionCompleted == 0.3)
@@ -103,7 +103,7 @@ import Dispatch
             }
         }
         OpQueue().addOperation(op)
-        #expect(await Self.waitOnAnotherThread(for: midway))
+        #expect(await midway.waitOffThread())
         #expect(op.progress.fractionCompleted == 0.25)
         op.cancel()
         await op.waitUntilFinished()
@@ -150,12 +150,12 @@ import Dispatch
             progress.totalUnitCount = 2
             progress.completedUnitCount = 1
             midway.open()
-            await Self.waitOnAnotherThread(for: resume)
+            await resume.waitOffThread()
             progress.completedUnitCount = 2
         }
         let group = GroupOp(operations: [quick, halfway])
         OpQueue().addOperation(group)
-        #expect(await Self.waitOnAnotherThread(for: midway))
+        #expect(await midway.waitOffThread())
         await quick.waitUntilFinished()
 
         // One child done (1) and one at 50 % (0.5), of two.
@@ -179,13 +179,13 @@ import Dispatch
             progress.totalUnitCount = 2
             progress.completedUnitCount = 1
             midway.open()
-            await Self.waitOnAnotherThread(for: resume)
+            await resume.waitOffThread()
         }
         let inner = GroupOp(operations: [innerDone, innerHalfway])
         let outerDone = BlockOp {}
         let outer = GroupOp(operations: [inner, outerDone])
         OpQueue().addOperation(outer)
-        #expect(await Self.waitOnAnotherThread(for: midway))
+        #expect(await midway.waitOffThread())
         await innerDone.waitUntilFinished()
         await outerDone.waitUntilFinished()
 
@@ -260,7 +260,7 @@ import Dispatch
         let done = BlockOp {}
         let running = BlockOp { release.wait() }
         await queue.addOperations([done, running], waitUntilFinished: false)
-        #expect(await Self.poll { queue.progress.completedUnitCount == 1 && running.isExecuting })
+        #expect(await eventuallyAsync { queue.progress.completedUnitCount == 1 && running.isExecuting })
 
         #expect(queue.progress.fractionCompleted == 0.5)
 
@@ -283,8 +283,8 @@ import Dispatch
             op.progress.completedUnitCount = 2
         }
         await queue.addOperations([done, halfway], waitUntilFinished: false)
-        #expect(await Self.waitOnAnotherThread(for: midway))
-        #expect(await Self.poll { queue.progress.completedUnitCount == 1 })
+        #expect(await midway.waitOffThread())
+        #expect(await eventuallyAsync { queue.progress.completedUnitCount == 1 })
 
         // One left (1) and one running at 50 % (0.5), of two.
         #expect(queue.progress.fractionCompleted == 0.75)
@@ -304,7 +304,7 @@ import Dispatch
         let blocked = BlockOp { release.wait() }
         let group = GroupOp(operations: [done, blocked])
         queue.addOperation(group)
-        #expect(await Self.poll { done.isFinished && blocked.isExecuting })
+        #expect(await eventuallyAsync { done.isFinished && blocked.isExecuting })
 
         // The group is at (1 + 0) / 2; the queue counts it so, though it has not left.
         #expect(group.progress.fractionCompleted == 0.5)
@@ -332,28 +332,5 @@ import Dispatch
         let queue = OpQueue()
         queue.progress.totalUnitCount = 7
         #expect(queue.progress.description == "0 of 7")
-    }
-
-    // MARK: Helpers
-
-    /// Waits for `gate` on a Dispatch thread, so that no thread of the cooperative pool blocks;
-    /// `false` if it was not opened within the hang guard.
-    @discardableResult
-    private static func waitOnAnotherThread(for gate: Gate) async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: gate.wait())
-            }
-        }
-    }
-
-    /// Polls `condition` without blocking a thread; `false` after `seconds` (a hang guard).
-    private static func poll(seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return true
     }
 }

@@ -7,17 +7,6 @@ private struct AttemptFailure: Error, Equatable {
     let attempt: Int
 }
 
-/// Waits, without blocking a thread, until `condition` holds; `false` after `seconds` (a hang
-/// guard).
-private func retryCondition(within seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return true
-}
-
 /// Records when `operation` finished (its completion block runs on the thread that finished it,
 /// so the time does not include a delay in resuming an awaiting task).
 private func finishTimes(of operation: Op) -> EventLog<ContinuousClock.Instant> {
@@ -208,7 +197,7 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
         }
         OpQueue().addOperation(retry)
         var wait: DelayOp?
-        let waiting = await retryCondition {
+        let waiting = await eventuallyAsync {
             wait = retry.children.lazy.compactMap { $0 as? DelayOp }.first { $0.isExecuting }
             return wait != nil
         }
@@ -250,7 +239,7 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
             }
         }
         OpQueue().addOperation(retry)
-        try #require(await retryCondition { started.count == 1 }, "attempt 1 never started")
+        try #require(await eventuallyAsync { started.count == 1 }, "attempt 1 never started")
 
         let finished = finishTimes(of: retry)
         let cancelled = ContinuousClock.now
@@ -447,7 +436,7 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
         }
         #expect(retry.output(as: Int.self) == nil)
         OpQueue().addOperation(retry)
-        try #require(await retryCondition { started.count == 1 }, "attempt 1 never started")
+        try #require(await eventuallyAsync { started.count == 1 }, "attempt 1 never started")
         #expect(retry.output(as: Int.self) == nil)
         #expect(!retry.isFinished)
 

@@ -71,6 +71,31 @@ func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
     return true
 }
 
+/// `eventually` for `async` tests: polls `condition` (which may be `async`) without blocking a
+/// thread, suspending between polls; returns `false` after `seconds` (a hang guard).
+@discardableResult
+func eventuallyAsync(seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while !(await condition()) {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
+extension Gate {
+    /// Waits for the gate on a Dispatch thread, so that no thread of the cooperative pool blocks;
+    /// returns `false` after `seconds` (a hang guard).
+    @discardableResult
+    func waitOffThread(seconds: Int = 60) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.wait(seconds: seconds))
+            }
+        }
+    }
+}
+
 /// An operation subclass that records when its body runs.
 final class RecordingOp: Op, @unchecked Sendable {
     // @unchecked Sendable: `body` is immutable.

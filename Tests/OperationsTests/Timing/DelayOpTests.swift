@@ -108,7 +108,7 @@ import Dispatch
         let queue = OpQueue()
         let start = ContinuousClock.now
         queue.addOperation(delay)
-        #expect(await Self.poll { delay.isExecuting })
+        #expect(await eventuallyAsync { delay.isExecuting })
         delay.cancel()
         await delay.waitUntilFinished()
 
@@ -250,13 +250,4 @@ import Dispatch
         return times
     }
 
-    /// Polls `condition` without blocking a thread; `false` after `seconds` (a hang guard).
-    private static func poll(seconds: Int = 10, _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return true
-    }
 }

@@ -104,7 +104,7 @@ import Dispatch
     @Test func timeoutCountsFromTheStartOfExecutionNotFromQueueing() async throws {
         let release = Gate()
         let dependency = AsyncOp {
-            await Self.waitOnAnotherThread(for: release)
+            await release.waitOffThread()
         }
         let op = BlockOp {}
         op.timeout = .milliseconds(250)
@@ -204,16 +204,6 @@ import Dispatch
     /// Dispatch timer behind it keeps time with a clock of its own, which may differ by a hair.
     private static func atLeast(_ timeout: Duration) -> Duration {
         timeout - .milliseconds(5)
-    }
-
-    /// Waits for `gate` on a Dispatch thread, so that no thread of the cooperative pool blocks.
-    private static func waitOnAnotherThread(for gate: Gate) async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                gate.wait()
-                continuation.resume()
-            }
-        }
     }
 }
 
