@@ -155,4 +155,20 @@ if include("conditions") {
         without: Measure.best(of: repetitions) { Workloads.oursUnconditioned(100_000) }))
 }
 
+if include("delays") {
+    // Foundation has no delay operation: a sleeping block would hold a thread per wait.
+    report.add(Row(
+        name: "12. 10k delays × 100 ms at once", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursDelays(10_000, milliseconds: 100) },
+        dispatch: Measure.best(of: repetitions) { Workloads.dispatchDelays(10_000, milliseconds: 100) },
+        taskGroup: await Measure.seconds { await Workloads.taskGroupDelays(10_000, milliseconds: 100) }))
+}
+
+if include("injection") {
+    report.addCost(CostRow(
+        name: "13. 50k producer → consumer injections",
+        with: Measure.best(of: repetitions) { Workloads.oursInjected(50_000) },
+        without: Measure.best(of: repetitions) { Workloads.oursDependentPairs(50_000) }))
+}
+
 report.print()

@@ -36,7 +36,7 @@ extension Op {
             misuse("inject(from:) was called on \(self) after it was added to a queue or started. Add injections before adding the operation to a queue.")
         }
         let consumerType = Self.self
-        addCondition(OpCondition(name: "inject(from: \(producer))", kind: .injection { consumer in
+        addCondition(OpCondition(name: "inject(from:)", kind: .injection { consumer in
             // Cancelled meanwhile, the consumer will not run: the value is not needed.
             if consumer.isCancelled { return nil }
             switch producer.output {
