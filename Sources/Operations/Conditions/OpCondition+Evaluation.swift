@@ -90,7 +90,7 @@ extension OpCondition {
         case .evaluate:
             preconditionFailure("Internal inconsistency: the async condition \(name) was evaluated synchronously")
         case .injection:
-            preconditionFailure("Internal inconsistency: the injection \(name) was evaluated as a check")
+            misuse("The condition \(name), made by inject(from:_:), was placed inside .all, .any or .not: it passes a value to its operation and is not a check. Call inject(from:_:) on the operation instead.")
         case .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
             return checkOfDependencies(operation)
         case .all(let conditions):

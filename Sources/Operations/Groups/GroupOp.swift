@@ -213,6 +213,8 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         if let finished {
             // The strong references go after unlocking: releasing a child may run its deinit.
             withExtendedLifetime(finished.children) {
+                // The progress keeps the final counts: it may outlive the group.
+                withState { $0.existingProgress }?.groupDidFinish(childCount: finished.children.count)
                 finishGroup(errors: finished.errors)
             }
         }
@@ -270,7 +272,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
                 units += progress.fractionCompleted
             }
         }
-        let fraction = children.isEmpty ? 0 : units / Double(children.count)
+        // Complete only once the group has finished: more children may come (a retry's next
+        // attempt, say) while all those added so far have finished.
+        let fraction = children.isEmpty ? 0 : min(units / Double(children.count), Double(1).nextDown)
         return ChildProgress(total: children.count, finished: finished, fraction: fraction)
     }
 

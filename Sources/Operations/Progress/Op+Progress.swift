@@ -31,8 +31,13 @@ extension Op {
         }
         guard created else { return progress }
         if let group = self as? GroupOp {
-            // Rolled up from the children; only its queue needs to learn of it.
-            if group.isExecuting { group.reportProgressToQueue() }
+            // Rolled up from the children; only its queue needs to learn of it. A finished
+            // group's counts are kept, as the progress may outlive the group.
+            if finished {
+                progress.groupDidFinish(childCount: group.childProgress.total)
+            } else if group.isExecuting {
+                group.reportProgressToQueue()
+            }
         } else if finished {
             progress.ownerDidFinish()
         } else {
@@ -68,6 +73,11 @@ struct ProgressTracker: OpObserver {
     }
 
     func willFinish(_ operation: Op, error: (any Error)?) {
+        progress.ownerDidFinish()
+    }
+
+    /// Also here: a tracker added while the operation was finishing may miss `willFinish`.
+    func didFinish(_ operation: Op, error: (any Error)?) {
         progress.ownerDidFinish()
     }
 }

@@ -22,7 +22,8 @@ import Synchronization
 /// **A group's progress** (``Op/progress`` of a ``GroupOp``) rolls up its children:
 /// ``totalUnitCount`` is the number of children, ``completedUnitCount`` the number that finished,
 /// and ``fractionCompleted`` counts each child as one unit, a running child by its own fraction
-/// (nested groups included). It is derived from the children, so it cannot be set.
+/// (nested groups included); it reaches 1 only once the group has finished (more children may
+/// still come). It is derived from the children, so it cannot be set.
 ///
 /// **A queue's progress** (``OpQueue/progress``) does not report until you set
 /// ``totalUnitCount``. From then on, every operation that leaves the queue (it finished and its
@@ -31,8 +32,9 @@ import Synchronization
 /// running groups) by their fractions. Avoid backward progress: when you add more operations,
 /// raise ``totalUnitCount`` accordingly.
 ///
-/// Every property can be read at any time, from any thread; reading is cheap, and an operation
-/// whose progress nobody asks for pays nothing for it.
+/// Every property can be read at any time, from any thread. Reading an operation's progress is a
+/// lock round trip; reading a group's (or a queue's with running groups) visits the running
+/// children. An operation whose progress nobody asks for pays nothing for it.
 public final class OpProgress: @unchecked Sendable, CustomStringConvertible {
     // @unchecked Sendable: `units` is only touched with `lock` held; `group` is written once,
     // in the initializer, before the object is shared (reading a weak reference is safe against
@@ -154,7 +156,11 @@ public final class OpProgress: @unchecked Sendable, CustomStringConvertible {
     }
 
     private var groupUnits: GroupOp.ChildProgress {
-        group?.childProgress ?? GroupOp.ChildProgress(total: 0, finished: 0, fraction: 0)
+        let final: GroupOp.ChildProgress? = lock.withLock {
+            guard units.isOwnerFinished else { return nil }
+            return GroupOp.ChildProgress(total: Int(units.total), finished: Int(units.completed), fraction: 1)
+        }
+        return final ?? group?.childProgress ?? GroupOp.ChildProgress(total: 0, finished: 0, fraction: 0)
     }
 
     private func refuseGroupUnits(_ property: String) -> Never {
@@ -166,6 +172,16 @@ public final class OpProgress: @unchecked Sendable, CustomStringConvertible {
     /// The operation finished: its fraction is 1 from now on.
     func ownerDidFinish() {
         lock.withLock { units.isOwnerFinished = true }
+    }
+
+    /// The group finished with `childCount` children: the progress keeps these final counts, so
+    /// that it reads them after the group is released.
+    func groupDidFinish(childCount: Int) {
+        lock.withLock {
+            units.total = Int64(childCount)
+            units.completed = Int64(childCount)
+            units.isOwnerFinished = true
+        }
     }
 
     /// `member` of the queue started running and reports `progress`: its fraction counts until

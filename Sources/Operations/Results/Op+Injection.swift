@@ -19,8 +19,9 @@ extension Op {
     /// `body` throws, this operation is cancelled with that error.
     ///
     /// An operation may inject from many producers; the injections run in the order they were
-    /// added, with the operation's conditions (see ``OpCondition``), on the thread that made the
-    /// operation ready. Keep `body` short. An injection is skipped if the operation is cancelled
+    /// added, with the operation's conditions (see ``OpCondition``): on the thread that made the
+    /// operation ready (or that added it to its queue, if it was ready then), or in a task if a
+    /// condition is `async`. Keep `body` short; it runs once. An injection is skipped if the operation is cancelled
     /// by then; a cancellation that comes while `body` runs lets `body` finish, but the operation
     /// then finishes without running its body, possibly while `body` is still running: store the
     /// value in a way that does not race with the completion block.
@@ -35,14 +36,20 @@ extension Op {
         guard isPending else {
             misuse("inject(from:) was called on \(self) after it was added to a queue or started. Add injections before adding the operation to a queue.")
         }
-        let consumerType = Self.self
+        let consumerIdentity = ObjectIdentifier(self)
+        let delivered = LockedBox(false)
         addCondition(OpCondition(name: "inject(from:)", kind: .injection { consumer in
-            // Cancelled meanwhile, the consumer will not run: the value is not needed.
-            if consumer.isCancelled { return nil }
+            guard ObjectIdentifier(consumer) == consumerIdentity, let typed = consumer as? Self else {
+                misuse("An injection from \(producer) was evaluated for \(consumer), which did not ask for it: its condition was copied from `conditions` to another operation. Call inject(from:_:) on every consumer.")
+            }
+            // Cancelled meanwhile, the consumer will not run: the value is not needed. Evaluated
+            // again (a dependency was added after the conditions passed), it is passed once.
+            if consumer.isCancelled || delivered.withLockedValue({ $0 }) { return nil }
             switch producer.output {
             case .success(let value)?:
                 do {
-                    try body(unsafeDowncast(consumer, to: consumerType), value)
+                    try body(typed, value)
+                    delivered.withLockedValue { $0 = true }
                     return nil
                 } catch {
                     return error

@@ -28,6 +28,7 @@ public enum Backoff: Sendable {
         case .constant(let duration):
             return max(duration, .zero)
         case .exponential(let initial, let multiplier, let maximum, let jitter):
+            guard initial > .zero else { return .zero }
             let growth = power(max(multiplier, 0), max(attempt - 1, 0))
             let uncapped = initial.seconds * growth
             // Compared in seconds first: multiplying a Duration that would overflow traps.

@@ -23,8 +23,10 @@
 /// An attempt fails when it finishes with an ``Op/error`` (a timeout, see ``Op/timeout``, is one),
 /// or when it is cancelled (with `CancellationError()` as its error if it has none).
 ///
-/// **Outcome.** ``attempts`` lists the attempts made, in order. When none succeeded, the
-/// `RetryOp`'s ``Op/error`` is the last attempt's error. The value of an attempt that produces
+/// **Outcome.** ``attempts`` lists the attempts made, in order (held for as long as the `RetryOp`
+/// is). When none succeeded, the `RetryOp`'s ``Op/error`` is the last attempt's error; errors of
+/// other children (added with ``GroupOp/addChild(_:)`` or produced by an attempt) are not part of
+/// the outcome. The value of an attempt that produces
 /// one is read from ``succeededAttempt``, or typed with ``output(as:)``.
 ///
 /// Like any ``GroupOp``, it holds its queue slot while it runs, its ``Op/progress`` rolls up its
@@ -33,23 +35,24 @@
 /// - Important: `makeAttempt` must return a new operation, in no queue and not started (it
 ///   becomes a child of the `RetryOp`); `maxAttempts` must be at least 1.
 public final class RetryOp: GroupOp, @unchecked Sendable {
-    // @unchecked Sendable: `progress` is a locked box; the other stored properties are immutable.
+    // @unchecked Sendable: `record` is a locked box; the other stored properties are immutable.
 
-    private struct Progress {
+    private struct Record {
         var attempts: [Op] = []
         var succeeded: Op?
         var lastError: (any Error)?
         /// The wait before the next attempt, while it runs.
         var wait: DelayOp?
+        /// The closures, released once the `RetryOp` has finished (they may capture its owner).
+        var makeAttempt: (@Sendable (Int) -> Op)?
+        var shouldRetry: (@Sendable (any Error, Int) -> Bool)?
     }
 
     /// The most attempts made.
     public let maxAttempts: Int
     /// How long to wait between attempts.
     public let backoff: Backoff
-    private let shouldRetry: @Sendable (any Error, Int) -> Bool
-    private let makeAttempt: @Sendable (Int) -> Op
-    private let record = LockedBox(Progress())
+    private let record = LockedBox(Record())
 
     /// Creates an operation that makes and runs up to `maxAttempts` attempts.
     ///
@@ -70,9 +73,11 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
         }
         self.maxAttempts = maxAttempts
         self.backoff = backoff
-        self.shouldRetry = shouldRetry
-        self.makeAttempt = makeAttempt
         super.init()
+        record.withLockedValue { record in
+            record.makeAttempt = makeAttempt
+            record.shouldRetry = shouldRetry
+        }
     }
 
     /// The attempts made so far, in order.
@@ -118,8 +123,16 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
     }
 
     private func startAttempt(_ number: Int) {
+        guard let makeAttempt = record.withLockedValue({ $0.makeAttempt }) else { return }
         let attempt = makeAttempt(number)
-        record.withLockedValue { $0.attempts.append(attempt) }
+        let isNew = record.withLockedValue { record in
+            guard !record.attempts.contains(where: { $0 === attempt }) else { return false }
+            record.attempts.append(attempt)
+            return true
+        }
+        if !isNew {
+            misuse("makeAttempt of \(self) returned \(attempt) for attempt \(number), which was an earlier attempt. An operation runs once: make a new operation for every attempt.")
+        }
         addChild(attempt)
     }
 
@@ -154,7 +167,8 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
             }
         case .decide(let number, let error):
             // User code (shouldRetry, a custom backoff) runs with no lock held.
-            guard !isCancelled, number < maxAttempts, shouldRetry(error, number),
+            guard !isCancelled, number < maxAttempts,
+                  let shouldRetry = record.withLockedValue({ $0.shouldRetry }), shouldRetry(error, number),
                   let delay = backoff.delay(afterAttempt: number) else { return }
             if delay <= .zero {
                 startAttempt(number + 1)
@@ -167,8 +181,16 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
         }
     }
 
-    /// The last attempt's error when none succeeded (not a ``GroupError``).
+    /// The last attempt's error when none succeeded (not a ``GroupError``). Called once every
+    /// child has finished: no attempt is made any more, so the closures are released.
     override func failure(fromChildErrors errors: [any Error]) -> (any Error)? {
-        record.withLockedValue { $0.succeeded == nil ? $0.lastError : nil }
+        let (failure, closures) = record.withLockedValue { record in
+            let closures = (record.makeAttempt, record.shouldRetry)
+            record.makeAttempt = nil
+            record.shouldRetry = nil
+            return (record.succeeded == nil ? record.lastError : nil, closures)
+        }
+        withExtendedLifetime(closures) {}   // released outside the lock
+        return failure
     }
 }

@@ -16,9 +16,10 @@ extension Op {
     /// queue.addOperation(fetch)
     /// ```
     ///
-    /// Set it before the operation starts. Set while the operation runs, it counts from the moment
-    /// it is set; changed or cleared while the operation runs, it no longer applies. An operation
-    /// without a timeout pays nothing for the feature.
+    /// Set it before the operation starts. The first timeout set while the operation runs counts
+    /// from the moment it is set; once the timer runs, changing or clearing the timeout disarms it
+    /// (a new value is not rescheduled). An operation without a timeout pays nothing for the
+    /// feature.
     public final var timeout: Duration? {
         get { withState { $0.timeout } }
         set {
@@ -88,6 +89,8 @@ final class TimeoutTracker: OpObserver, Sendable {
     }
 
     private func timedOut(_ operation: Op, timeout: Duration) {
+        // The work is over (its `willFinish` was delivered): the operation succeeded in time.
+        guard !state.withLockedValue({ $0.isOver }) else { return }
         // Cleared or changed after it started: the timeout no longer applies.
         guard operation.timeout == timeout, !operation.isFinished else { return }
         operation.cancel(with: OpTimeoutError(timeout: timeout, operation: operation.description))

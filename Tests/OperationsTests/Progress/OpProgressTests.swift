@@ -333,4 +333,16 @@ import Dispatch
         queue.progress.totalUnitCount = 7
         #expect(queue.progress.description == "0 of 7")
     }
+
+    @Test func aGroupsProgressKeepsItsFinalCountsAfterTheGroupIsReleased() {
+        var group: GroupOp? = GroupOp(operations: [BlockOp {}, BlockOp {}, BlockOp {}])
+        let progress = group!.progress
+        group!.start()
+        group!.waitUntilFinished()
+        weak let released = group
+        group = nil
+        #expect(released == nil)
+        #expect(progress.fractionCompleted == 1 && progress.isFinished)
+        #expect(progress.completedUnitCount == 3 && progress.totalUnitCount == 3)
+    }
 }

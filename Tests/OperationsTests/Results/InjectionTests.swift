@@ -420,4 +420,49 @@ private func injectionError(of op: Op) -> InjectionError? {
         }
         expectStandardError(of: result, toContain: ["inject(from:) was called on", "\"started-consumer\""])
     }
+
+    @Test func anInjectionCopiedToAnotherOperationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let producer = ResultOp { 1 }
+            let consumer = BlockOp {}
+            consumer.inject(from: producer) { _, _ in }
+            let other = BlockOp {}
+            other.name = "copier"
+            other.addDependency(producer)
+            for condition in consumer.conditions { other.addCondition(condition) }
+            producer.start()
+            other.start()
+        }
+        expectStandardError(of: result, toContain: ["was evaluated for", "\"copier\"", "Call inject(from:_:) on every consumer"])
+    }
+
+    @Test func anInjectionInsideACombinatorTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let producer = ResultOp { 1 }
+            let consumer = BlockOp {}
+            consumer.inject(from: producer) { _, _ in }
+            let other = BlockOp {}
+            other.addCondition(.all(consumer.conditions))
+            other.start()
+        }
+        expectStandardError(of: result, toContain: ["made by inject(from:_:), was placed inside .all, .any or .not"])
+    }
+
+    @Test func anInjectionPassesItsValueOnceWhenTheConditionsAreEvaluatedAgain() {
+        let producer = ResultOp { 7 }
+        producer.start()
+        let injections = EventLog<Int>()
+        let consumer = BlockOp {}
+        consumer.inject(from: producer) { _, value in injections.append(value) }
+        let queue = OpQueue()
+        queue.isSuspended = true
+        queue.addOperation(consumer)   // ready: the injection runs as it is added
+        let late = BlockOp {}
+        consumer.addDependency(late)   // the conditions are evaluated again once `late` finished
+        queue.addOperation(late)
+        queue.isSuspended = false
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(injections.all == [7])
+        #expect(consumer.isFinished && !consumer.isCancelled)
+    }
 }

@@ -133,4 +133,11 @@ private func backoffDelay(_ delay: Duration?, isAbout expected: Duration) -> Boo
         let jittered = Backoff.exponential(initial: .milliseconds(-100), multiplier: 2, maximum: .seconds(1), jitter: true)
         #expect(jittered.delay(afterAttempt: 2) == .zero)
     }
+
+    @Test func exponentialWithANegativeInitialWaitDoesNotTrap() {
+        let backoff = Backoff.exponential(initial: .seconds(-1), multiplier: 10, maximum: .seconds(5))
+        for attempt in [1, 2, 40, 1_000] {
+            #expect(backoff.delay(afterAttempt: attempt) == .zero)
+        }
+    }
 }

@@ -7,14 +7,6 @@ private struct AttemptFailure: Error, Equatable {
     let attempt: Int
 }
 
-/// Records when `operation` finished (its completion block runs on the thread that finished it,
-/// so the time does not include a delay in resuming an awaiting task).
-private func finishTimes(of operation: Op) -> EventLog<ContinuousClock.Instant> {
-    let times = EventLog<ContinuousClock.Instant>()
-    operation.completionBlock = { times.append(.now) }
-    return times
-}
-
 /// An attempt that fails with `AttemptFailure(attempt:)` while `attempt < succeedingAttempt`,
 /// and then produces `attempt * 100` (synchronous: a `ResultOp`).
 private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) -> ResultOp<Int> {
@@ -477,5 +469,48 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
             retry.start()
         }
         expectStandardError(of: result, toContain: ["\"queued-attempt\"", "was added as a child of", "in a queue already or has started"])
+    }
+
+    @Test func anAttemptMadeTwiceTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let reused = ResultOp<Int> { throw AttemptFailure(attempt: 0) }
+            let retry = RetryOp(maxAttempts: 2) { _ in reused }
+            retry.name = "reuser"
+            retry.start()
+            await retry.waitUntilFinished()
+        }
+        expectStandardError(of: result, toContain: ["makeAttempt of", "\"reuser\"", "which was an earlier attempt"])
+    }
+
+    @Test func aFinishedRetryReleasesItsClosures() async {
+        final class Owner: Sendable {}
+        weak var weakOwner: Owner?
+        let retry: RetryOp
+        do {
+            let owner = Owner()
+            weakOwner = owner
+            retry = RetryOp(maxAttempts: 2, shouldRetry: { _, _ in withExtendedLifetime(owner) { true } }) { attempt in
+                withExtendedLifetime(owner) { syncAttempt(attempt, succeedingFrom: 2) }
+            }
+        }
+        #expect(weakOwner != nil)
+        OpQueue().addOperation(retry)
+        await retry.waitUntilFinished()
+        #expect(retry.attempts.count == 2 && retry.error == nil)
+        #expect(weakOwner == nil, "the RetryOp kept what its closures captured after finishing")
+    }
+
+    @Test func progressStaysBelowOneWhileTheRetryWaitsForItsNextAttempt() async throws {
+        let retry = RetryOp(maxAttempts: 2, backoff: .constant(.seconds(30))) { attempt in
+            syncAttempt(attempt, succeedingFrom: 2)
+        }
+        OpQueue().addOperation(retry)
+        let waiting = await eventuallyAsync { retry.children.contains { $0 is DelayOp && $0.isExecuting } }
+        try #require(waiting)
+        #expect(retry.progress.fractionCompleted < 1)
+        #expect(!retry.progress.isFinished)
+        retry.cancel()
+        await retry.waitUntilFinished()
+        #expect(retry.progress.fractionCompleted == 1)
     }
 }

@@ -96,6 +96,15 @@ extension Gate {
     }
 }
 
+/// Records when `operation` finished, in its completion block (which runs as soon as the
+/// operation finished), so that a measured time does not include the delay in resuming an
+/// awaiting test task, which can be long while other tests hold the cooperative pool's threads.
+func finishTimes(of operation: Op) -> EventLog<ContinuousClock.Instant> {
+    let times = EventLog<ContinuousClock.Instant>()
+    operation.completionBlock = { times.append(.now) }
+    return times
+}
+
 /// An operation subclass that records when its body runs.
 final class RecordingOp: Op, @unchecked Sendable {
     // @unchecked Sendable: `body` is immutable.
