@@ -72,9 +72,10 @@ func eventually(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
 }
 
 /// `eventually` for `async` tests: polls `condition` (which may be `async`) without blocking a
-/// thread, suspending between polls; returns `false` after `seconds` (a hang guard).
+/// thread, suspending between polls; returns `false` after `seconds` (a hang guard, generous:
+/// while other tests hold the cooperative pool's threads, a task may wait seconds to start).
 @discardableResult
-func eventuallyAsync(seconds: Double = 10, _ condition: () async -> Bool) async -> Bool {
+func eventuallyAsync(seconds: Double = 30, _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while !(await condition()) {
         if ContinuousClock.now > deadline { return false }
