@@ -13,16 +13,23 @@ final class DeadlineTimer: @unchecked Sendable {
     /// Starts a timer that calls `handler` after `duration`.
     init(after duration: Duration, qualityOfService: DispatchQoS.QoSClass = .default,
          handler: @escaping @Sendable () -> Void) {
-        source = DispatchSource.makeTimerSource(queue: .global(qos: qualityOfService))
+        // Timers fire on a queue of the library's own, which gets a thread even while code
+        // elsewhere blocks every thread of Dispatch's global queues, and the handler runs on the
+        // worker pool, which adds threads when work blocks (a handler may finish an operation
+        // and so run observers).
+        source = DispatchSource.makeTimerSource(queue: DeadlineTimer.queue)
         source.schedule(deadline: .now() + duration.dispatchInterval, leeway: .milliseconds(1))
         // The handler captures the source until it fires or is cancelled: either way the source
         // is cancelled, and Dispatch then releases the handler, which ends the loop.
         source.setEventHandler { [source] in
             source.cancel()
-            handler()
+            WorkerPool.shared.submit(handler)
         }
         source.activate()
     }
+
+    /// The queue every timer fires on (a serial queue: firing only hands the handler on).
+    private static let queue = DispatchQueue(label: "operations.deadline-timers")
 
     /// Stops the timer: the handler does not run unless it has started already.
     func cancel() {

@@ -85,12 +85,13 @@ func eventuallyAsync(seconds: Double = 30, _ condition: () async -> Bool) async 
 }
 
 extension Gate {
-    /// Waits for the gate on a Dispatch thread, so that no thread of the cooperative pool blocks;
-    /// returns `false` after `seconds` (a hang guard).
+    /// Waits for the gate on a thread of its own (a new serial queue), so that no thread of the
+    /// cooperative pool, nor of Dispatch's global queues (which do not grow on Linux while their
+    /// threads block), is held; returns `false` after `seconds` (a hang guard).
     @discardableResult
     func waitOffThread(seconds: Int = 60) async -> Bool {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            DispatchQueue(label: "gate-wait").async {
                 continuation.resume(returning: self.wait(seconds: seconds))
             }
         }
