@@ -19,12 +19,7 @@ import Dispatch
             sawCancellation.withLockedValue { $0 = op.isCancelled }
         }
         op.timeout = .milliseconds(100)
-        let queue = OpQueue()
-        let finished = finishTimes(of: op)
-        let start = ContinuousClock.now
-        queue.addOperation(op)
-        await op.waitUntilFinished()
-        let elapsed = (finished.all.first ?? .now) - start
+        let elapsed = await Self.timeToFinish(op)
 
         #expect(sawCancellation.withLockedValue { $0 })
         #expect(op.isCancelled)
@@ -51,12 +46,7 @@ import Dispatch
         }
         op.name = "sleeper"
         op.timeout = .milliseconds(100)
-        let queue = OpQueue()
-        let finished = finishTimes(of: op)
-        let start = ContinuousClock.now
-        queue.addOperation(op)
-        await op.waitUntilFinished()
-        let elapsed = (finished.all.first ?? .now) - start
+        let elapsed = await Self.timeToFinish(op)
 
         // The sleep ended early, with the task's cancellation…
         #expect(elapsed < .seconds(60))   // the body's task may wait for a thread to start
@@ -73,12 +63,7 @@ import Dispatch
     @Test func timeoutFinishesACallbackStyleOperationThatEndsOnCancellation() async {
         let op = FinishesWhenCancelledOp()
         op.timeout = .milliseconds(100)
-        let queue = OpQueue()
-        let finished = finishTimes(of: op)
-        let start = ContinuousClock.now
-        queue.addOperation(op)
-        await op.waitUntilFinished()
-        let elapsed = (finished.all.first ?? .now) - start
+        let elapsed = await Self.timeToFinish(op)
 
         #expect(op.didStart)
         #expect(op.isCancelled)
@@ -202,6 +187,16 @@ import Dispatch
     }
 
     // MARK: Helpers
+
+    /// Runs `op` in a new queue and returns the time from adding it to its finish, read in its
+    /// completion block (not when this task resumes, which may be late on a busy pool).
+    private static func timeToFinish(_ op: Op) async -> Duration {
+        let finished = finishTimes(of: op)
+        let start = ContinuousClock.now
+        OpQueue().addOperation(op)
+        await op.waitUntilFinished()
+        return (finished.all.first ?? .now) - start
+    }
 
     /// The least time a timeout of `timeout` can take, measured with the continuous clock: the
     /// Dispatch timer behind it keeps time with a clock of its own, which may differ by a hair.
