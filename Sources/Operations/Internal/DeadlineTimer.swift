@@ -1,10 +1,13 @@
 import Dispatch
 
-/// A one-shot timer on Dispatch: runs its handler once, on a global queue, when the time has
+/// A one-shot timer on Dispatch: runs its handler once, on the worker pool, when the time has
 /// passed, unless it is cancelled first. It holds no thread while it waits, and cancelling it
 /// releases the handler (and what the handler captures) at once.
 ///
-/// Used by ``DelayOp``, ``Op/timeout`` and the waits of ``RetryOp``.
+/// Used by ``DelayOp``, ``Op/timeout``, the waits of ``RetryOp``, and the library's own checks
+/// (stalled queues, the grace period of a dependency cycle, waits that search for deadlocks).
+/// Nothing in the library waits on Dispatch's global queues: on Linux they do not grow while
+/// their threads block, so code blocking them would hold every timer back.
 final class DeadlineTimer: @unchecked Sendable {
     // @unchecked Sendable: `source` is immutable, and a Dispatch source is thread-safe (it may be
     // cancelled from any thread, also while its handler runs), though not marked `Sendable`.
@@ -26,6 +29,12 @@ final class DeadlineTimer: @unchecked Sendable {
             WorkerPool.shared.submit(handler)
         }
         source.activate()
+    }
+
+    /// Runs `handler` once after `duration`, on the worker pool; the timer keeps itself alive
+    /// until then.
+    static func run(after duration: Duration, _ handler: @escaping @Sendable () -> Void) {
+        _ = DeadlineTimer(after: duration, handler: handler)
     }
 
     /// The queue every timer fires on (a serial queue: firing only hands the handler on).

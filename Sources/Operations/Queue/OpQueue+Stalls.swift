@@ -1,5 +1,3 @@
-import Dispatch
-
 // A queue is stalled when it holds operations but can start none and runs none: normal while its
 // operations wait for work elsewhere, a sign of a dependency cycle if it lasts.
 
@@ -20,13 +18,13 @@ extension OpQueue {
     }
 
     /// How long a queue must stay stalled before its waiting operations are searched for cycles.
-    static let stallCheckDelay: DispatchTimeInterval = .milliseconds(50)
+    static let stallCheckDelay: Duration = .milliseconds(50)
 
     /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, looks for
     /// dependency cycles among its waiting operations (there may be none: it may just be waiting
     /// for operations that run elsewhere), and reports and watches the ones it finds.
     final func scheduleStallCheck(generation: UInt64) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + OpQueue.stallCheckDelay) {
+        DeadlineTimer.run(after: OpQueue.stallCheckDelay) {
             switch self.withLock({ self.machine.stallCheckFired(generation: generation) }) {
             case .none:
                 return

@@ -59,7 +59,7 @@ enum CycleSearchingWait {
         }
 
         fileprivate func schedule(after interval: Duration) {
-            DispatchQueue.global().asyncAfter(deadline: .now() + interval.dispatchInterval) { [self] in
+            DeadlineTimer.run(after: interval) { [self] in
                 guard let search = self.search.withLockedValue({ $0 }) else { return }
                 search()
                 schedule(after: nextInterval(after: interval))

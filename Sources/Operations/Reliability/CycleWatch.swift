@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// The dependency cycles that were found and reported but not ended: each is left alone while it
@@ -103,7 +102,7 @@ enum CycleWatch {
         }
         guard arms else { return }
         let grace = gracePeriodNanoseconds.load(ordering: .relaxed)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: grace))) {
+        DeadlineTimer.run(after: .nanoseconds(Int64(clamping: grace))) {
             graceExpired(key, entry: entry)
         }
     }
