@@ -19,19 +19,32 @@ struct DemoFiles: Sendable {
         "\(directory)/\(name)"
     }
 
-    /// Creates the directory, the files and the manifest.
-    static func create() throws(FileIOError) -> DemoFiles {
+    /// The number of files in the catalog: the most ``create(count:)`` can make.
+    static var catalogCount: Int { catalog.count }
+
+    /// Creates the directory, the first `count` files of the catalog and their manifest.
+    ///
+    /// A file's content does not depend on `count`.
+    static func create(count: Int = catalogCount) throws(FileIOError) -> DemoFiles {
+        precondition((1...catalogCount).contains(count), "DemoFiles: count must be from 1 to \(catalogCount), not \(count)")
         let directory = try FileIO.makeTemporaryDirectory(prefix: "download-demo")
-        let files = DemoFiles(directory: directory, names: catalog.map(\.name))
+        let files = DemoFiles(directory: directory, names: catalog.prefix(count).map(\.name))
         var random = SplitMix64(seed: 2024)
         var entries: [ManifestEntry] = []
-        for (name, size, priority) in catalog {
+        for (name, size, priority) in catalog.prefix(count) {
             let content = text(bytes: size, using: &random)
             try FileIO.write(content, to: files.path(of: name))
             entries.append(ManifestEntry(name: name, size: content.count, crc32: Checksum.crc32(content), priority: priority))
         }
         try FileIO.write(Array(Manifest(entries: entries).text.utf8), to: files.manifestPath)
         return files
+    }
+
+    /// The files ``create(count:)`` would make, named but not written, for describing the demo's
+    /// operations without running them; their paths lead nowhere.
+    static func unwritten(count: Int = catalogCount) -> DemoFiles {
+        precondition((1...catalogCount).contains(count), "DemoFiles: count must be from 1 to \(catalogCount), not \(count)")
+        return DemoFiles(directory: "", names: catalog.prefix(count).map(\.name))
     }
 
     /// Deletes every file and the directory.

@@ -81,10 +81,13 @@ struct Summary {
         text.append(row("most frequent words", topWords.map { "\($0.word) \(Format.grouped($0.count))" }.joined(separator: ", ")))
         text.append(row("CRC-32 of the CRC-32s", Format.hex(Checksum.crc32(crcs))))
         text.append(row("FNV-1a of the FNV-1as", Format.hex(Checksum.fnv1a(hashes))))
+        // The first nine, three a line; fewer when fewer started (`--files N`).
         let firstStarts = startOrder.prefix(9).map { "\($0.name) (\($0.priority))" }
-        text.append(row("first downloads to start", firstStarts.prefix(3).joined(separator: ", ") + ","))
-        text.append(row("", firstStarts.dropFirst(3).prefix(3).joined(separator: ", ") + ","))
-        text.append(row("", firstStarts.dropFirst(6).joined(separator: ", ") + ", …"))
+        for start in stride(from: 0, to: firstStarts.count, by: 3) {
+            let end = min(start + 3, firstStarts.count)
+            let more = end < firstStarts.count ? "," : end < startOrder.count ? ", …" : ""
+            text.append(row(start == 0 ? "first downloads to start" : "", firstStarts[start..<end].joined(separator: ", ") + more))
+        }
         if let firstLow = startOrder.firstIndex(where: { $0.priority < .normal }) {
             text.append(row("", "the .low appendices started from #\(firstLow + 1) of \(startOrder.count)"))
         }

@@ -10,6 +10,10 @@
 //
 // Nothing touches the network: the "server" is a temporary directory, and a download is a file
 // read slowed down to a few milliseconds per 4 KB.
+//
+// `download-demo --graph` builds the same operations but prints their graph as Graphviz DOT
+// instead of running them; `--files N` serves only the first N files of the catalog (a smaller
+// graph to look at); `download-demo --help` lists the options (see DemoOptions).
 
 #if canImport(Glibc)
 import Glibc
@@ -24,15 +28,32 @@ import Operations
 /// Files larger than this are not downloaded.
 let sizeLimit = 40 * 1024
 
-Console.log("swift-operations download demo")
-let files: DemoFiles
+let options: DemoOptions
 do {
-    files = try DemoFiles.create()
+    options = try DemoOptions(arguments: CommandLine.arguments.dropFirst())
 } catch {
-    Console.log("could not create the demo files: \(error)")
-    exit(1)
+    Console.writeError("download-demo: \(error)\nTry 'download-demo --help' for the options.")
+    exit(2)
 }
-Console.log("server: \(files.names.count) files and a manifest in \(files.directory)")
+if options.showsHelp {
+    Console.write(DemoOptions.usage)
+    exit(0)
+}
+
+let files: DemoFiles
+if options.printsGraph {
+    // Standard output carries the graph alone: no log, and no files, since nothing will read them.
+    files = DemoFiles.unwritten(count: options.fileCount)
+} else {
+    Console.log("swift-operations download demo")
+    do {
+        files = try DemoFiles.create(count: options.fileCount)
+    } catch {
+        Console.log("could not create the demo files: \(error)")
+        exit(1)
+    }
+    Console.log("server: \(files.names.count) files and a manifest in \(files.directory)")
+}
 
 // MARK: Queues
 
@@ -70,7 +91,8 @@ let manifestDownload = ManifestDownload(path: files.manifestPath, latency: .mill
         }
     }
     let urgent = downloads.filter { $0.queuePriority > .normal }.map(\.fileName)
-    Console.log("plan: priorities from the manifest; first: \(urgent.joined(separator: ", ")); appendices .low")
+    let last = downloads.contains { $0.queuePriority < .normal } ? "; appendices .low" : ""  // not with --files 32 or fewer
+    Console.log("plan: priorities from the manifest; first: \(urgent.joined(separator: ", "))\(last)")
 }
 manifestDownload.completionBlock = {
     Console.log("manifest: completion block; resuming the download queue")
@@ -113,12 +135,23 @@ let progressObservation = processingQueue.observe(\.operationCount) { queue, _ i
 
 // MARK: Run
 
+if options.printsGraph {
+    // Queued on held queues, the operations show their queues in the graph, and none starts.
+    downloadQueue.isSuspended = true
+    processingQueue.isSuspended = true
+}
 downloadQueue.addOperation(manifestDownload)
 downloadQueue.addOperations(downloads, waitUntilFinished: false)
 downloadQueue.addBarrierBlock {
     Console.log("barrier: every download has finished or was cancelled; peak \(tracker.peak) at once")
 }
 processingQueue.addOperations(processing + [summary], waitUntilFinished: false)
+if options.printsGraph {
+    // The operations built above, in that order; not the barrier, which waits for the whole
+    // queue rather than for dependencies, and would be a lone node without a name.
+    print(OpGraph([manifestDownload] + downloads + processing + [summary]).dot, terminator: "")
+    exit(0)
+}
 Console.log("queued: 1 manifest + \(downloads.count) downloads (width 4), \(processing.count) processing ops + summary")
 
 // The user cancels the biggest ordinary download while it runs: the op sees `isCancelled`
@@ -132,19 +165,23 @@ guard let manifest = manifestDownload.manifest else {
 }
 let victim = downloads
     .filter { !$0.isCancelled && $0.queuePriority == .normal }
-    .max { (manifest.entry(named: $0.fileName)?.size ?? 0) < (manifest.entry(named: $1.fileName)?.size ?? 0) }!
-let victimStarted = DispatchSemaphore(value: 0)
-let victimObservation = victim.observe(\.isExecuting, options: [.initial, .new]) { _, change in
-    if change.newValue == true { victimStarted.signal() }
-}
-if victim.isFinished || victimStarted.wait(timeout: .now() + .seconds(5)) == .timedOut {
-    Console.log("user: \(victim.fileName) finished before it could be cancelled")
+    .max { (manifest.entry(named: $0.fileName)?.size ?? 0) < (manifest.entry(named: $1.fileName)?.size ?? 0) }
+if let victim {
+    let victimStarted = DispatchSemaphore(value: 0)
+    let victimObservation = victim.observe(\.isExecuting, options: [.initial, .new]) { _, change in
+        if change.newValue == true { victimStarted.signal() }
+    }
+    if victim.isFinished || victimStarted.wait(timeout: .now() + .seconds(5)) == .timedOut {
+        Console.log("user: \(victim.fileName) finished before it could be cancelled")
+    } else {
+        usleep(15_000)
+        Console.log("user: cancel \(victim.fileName) while it is downloading")
+        victim.cancel(because: "cancelled by the user")
+    }
+    victimObservation.invalidate()
 } else {
-    usleep(15_000)
-    Console.log("user: cancel \(victim.fileName) while it is downloading")
-    victim.cancel(because: "cancelled by the user")
+    Console.log("user: no ordinary download to cancel")  // with --files 2 or fewer
 }
-victimObservation.invalidate()
 
 processingQueue.waitUntilAllOperationsAreFinished()
 downloadQueue.waitUntilAllOperationsAreFinished()

@@ -171,4 +171,11 @@ if include("injection") {
         without: Measure.best(of: repetitions) { Workloads.oursDependentPairs(50_000) }))
 }
 
+if include("tracing") {
+    report.addCost(CostRow(
+        name: "14. 100k ops recorded by OpTrace (+ JSON and summary)",
+        with: Measure.best(of: repetitions) { Workloads.oursTraced(100_000) },
+        without: Measure.best(of: repetitions) { Workloads.oursUntraced(100_000) }))
+}
+
 report.print()

@@ -63,3 +63,27 @@ extension Workloads {
         queue.waitUntilAllOperationsAreFinished()
     }
 }
+
+/// Seeing inside: the cost of recording a trace.
+extension Workloads {
+    // MARK: 14. Tracing
+
+    /// `count` independent empty operations, recorded by an ``OpTrace``, whose Chrome trace JSON
+    /// and summary are then made.
+    public static func oursTraced(_ count: Int) {
+        let queue = OpQueue()
+        let operations = (0..<count).map { _ in BlockOp {} }
+        let trace = OpTrace.record {
+            queue.addOperations(operations, waitUntilFinished: true)
+        }
+        precondition(trace.operations.count >= count)
+        precondition(!trace.chromeTraceJSON.isEmpty && !trace.summary.isEmpty)
+    }
+
+    /// The same operations, not recorded.
+    public static func oursUntraced(_ count: Int) {
+        let queue = OpQueue()
+        let operations = (0..<count).map { _ in BlockOp {} }
+        queue.addOperations(operations, waitUntilFinished: true)
+    }
+}

@@ -40,6 +40,8 @@ struct ThreadContext {
     var pendingReleases: [Op] = []
     /// Whether the trampoline is releasing on this thread.
     var isReleasing = false
+    /// The thread's number in traces, from 1 (0: not numbered yet; see ``Instruments``).
+    var traceThread = 0
 
     /// An observer delivery: handlers run for a start or finish of `operation`, which cannot move
     /// on to its next state until they return; or for `operation` leaving its queue, after which

@@ -17,6 +17,7 @@ extension Op {
     public final func start() {
         switch lifecycleTransition({ $0.startManually() }) {
         case .run:
+            if Instruments.isActive { Instruments.started(self) }
             if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
             ThreadContext.withOperation(self) {
                 main()
@@ -55,6 +56,7 @@ extension Op {
         switch lifecycleTransition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
             ThreadContext.queue?.noteStarted(self)
+            if Instruments.isActive { Instruments.started(self) }
             if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
             ThreadContext.withOperation(self) {
                 main()
@@ -94,6 +96,10 @@ extension Op {
     @discardableResult
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
                              inDrainer: Bool = false) -> Bool {
+        if flags.load(ordering: .relaxed) & Flags.instrumented != 0 {
+            // First: the finish precedes the starts of the dependents it releases.
+            Instruments.finished(self, hasExecuted: finish.hasExecuted, queue: finish.queue)
+        }
         // Counted from serial numbers, without retaining the dependents: a dependent with many
         // dependencies is held weakly by each, and retaining an object with weak references
         // takes a slower path on a count that the threads finishing those dependencies share.

@@ -90,7 +90,8 @@ extension Op {
             #if OPERATIONS_INTERNAL_CHECKS
             machine.checkInvariants()
             #endif
-            let after = machine.flags
+            // The instrumented bit is not the machine's: it is set under this lock, and kept.
+            let after = machine.flags | (before & Flags.instrumented)
             if after != before {
                 flags.store(after, ordering: .releasing)
             }

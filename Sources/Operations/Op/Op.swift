@@ -79,6 +79,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         static let observed: UInt8 = 1 << 5
         /// Not observable: conditions or exclusivity stand between readiness and the ready list.
         static let gated: UInt8 = 1 << 6
+        /// Not observable: instruments (a trace recording, distributed tracing) saw the operation
+        /// enqueued or started, and hear of its finish.
+        static let instrumented: UInt8 = 1 << 7
     }
 
     /// Creates an operation that runs ``main()`` synchronously when started.

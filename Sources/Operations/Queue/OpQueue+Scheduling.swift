@@ -7,6 +7,10 @@ extension OpQueue {
     /// pool (a group starting its children on the worker that runs it; only for a queue on the
     /// worker pool).
     final func enqueue<Operations: Collection<Op>>(_ operations: Operations, drainingHere: Bool = false) {
+        if Instruments.isActive {
+            // Before any of them can start.
+            Instruments.enqueued(operations, in: self)
+        }
         var withConditions: [Op] = []   // a loop, not `filter`: no array is made when none has any
         for operation in operations where operation.flags.load(ordering: .relaxed) & Op.Flags.gated != 0 {
             withConditions.append(operation)

@@ -1,0 +1,116 @@
+import Dispatch
+import Synchronization
+
+/// The installed ``OpInstrument``s, and the hooks through which operations and queues tell them
+/// what happens.
+///
+/// When none is installed, an operation pays one relaxed atomic load when it starts and one when
+/// it is enqueued (per batch); an operation that no instrument saw (``Op/Flags/instrumented``
+/// unset) pays nothing more when it finishes.
+enum Instruments {
+    /// How many instruments are installed; read relaxed on the path of every operation.
+    private static let installedCount = Atomic<Int>(0)
+    private static let installed = LockedBox<[any OpInstrument]>([])
+    /// Numbers threads for traces, from 1.
+    private static let threadCounter = Atomic<Int>(0)
+
+    /// Whether any instrument is installed.
+    @inline(__always)
+    static var isActive: Bool {
+        installedCount.load(ordering: .relaxed) != 0
+    }
+
+    static func install(_ instrument: any OpInstrument) {
+        installed.withLockedValue { instruments in
+            instruments.append(instrument)
+            installedCount.store(instruments.count, ordering: .relaxed)
+        }
+    }
+
+    static func remove(_ instrument: any OpInstrument) {
+        installed.withLockedValue { instruments in
+            instruments.removeAll { $0 === instrument }
+            installedCount.store(instruments.count, ordering: .relaxed)
+        }
+    }
+
+    private static var current: [any OpInstrument] {
+        installed.withLockedValue { $0 }
+    }
+
+    /// Nanoseconds of Dispatch's uptime clock, the time base of every instrument event.
+    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// The calling thread's number in traces (1, 2, …, in the order threads first appear), and
+    /// whether it is one of the library's worker threads.
+    static var currentThread: (number: Int, isWorker: Bool) {
+        let context = ThreadContext.current
+        if context.pointee.traceThread == 0 {
+            context.pointee.traceThread = threadCounter.add(1, ordering: .relaxed).newValue
+        }
+        return (context.pointee.traceThread, context.pointee.worker != nil)
+    }
+
+    // MARK: Hooks
+
+    /// Sets ``Op/Flags/instrumented``: under the operation's lock, as its transitions store the
+    /// flags under it (and keep this bit).
+    private static func markInstrumented(_ operation: Op) {
+        operation.withState { _ in
+            _ = operation.flags.bitwiseOr(Op.Flags.instrumented, ordering: .relaxed)
+        }
+    }
+
+    /// `operations` are about to enter `queue` (call only when ``isActive``).
+    @inline(never)
+    static func enqueued<Operations: Collection<Op>>(_ operations: Operations, in queue: OpQueue) {
+        let time = now
+        let operations = Array(operations)
+        for operation in operations {
+            markInstrumented(operation)
+        }
+        for instrument in current {
+            instrument.operationsEnqueued(operations, in: queue, at: time)
+        }
+    }
+
+    /// `operation` starts executing on the calling thread (call only when ``isActive``).
+    @inline(never)
+    static func started(_ operation: Op) {
+        let time = now
+        markInstrumented(operation)
+        let thread = currentThread.number
+        for instrument in current {
+            instrument.operationStarted(operation, at: time, thread: thread)
+        }
+    }
+
+    /// `operation`, which an instrument saw, finished (call only if it is
+    /// ``Op/Flags/instrumented``).
+    @inline(never)
+    static func finished(_ operation: Op, hasExecuted: Bool, queue: OpQueue?) {
+        let time = now
+        let instruments = current
+        guard !instruments.isEmpty else { return }
+        let (name, error, group) = operation.withState { machine in
+            (machine.name, machine.error, machine.group)
+        }
+        let finish = InstrumentedFinish(
+            time: time,
+            thread: currentThread.number,
+            serial: operation.serial,
+            name: name,
+            type: type(of: operation),
+            queue: queue.flatMap { $0.isGroupQueue ? nil : $0 },
+            group: group.map { ($0.serial, $0.name ?? "GroupOp #\($0.serial)") },
+            dependencies: operation.dependencies.map(\.serial),
+            error: error,
+            isCancelled: operation.isCancelled,
+            hasExecuted: hasExecuted,
+            isAsynchronous: operation.isAsynchronousStorage
+        )
+        for instrument in instruments {
+            instrument.operationFinished(operation, finish)
+        }
+    }
+}
