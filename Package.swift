@@ -15,9 +15,30 @@ let package = Package(
         .library(name: "Operations", targets: ["Operations"]),
         .executable(name: "download-demo", targets: ["DownloadDemo"]),
     ],
+    // Optional integrations, off by default: without them, `Operations` imports nothing beyond
+    // the standard library, Dispatch and Synchronization, and their packages are not built.
+    traits: [
+        .trait(
+            name: "Tracing",
+            description: "Each operation becomes a swift-distributed-tracing span, a child of the ServiceContext current where it was added to a queue (see OpTracing)."
+        ),
+        .trait(
+            name: "Logging",
+            description: "OpDiagnostics can route its reports to a swift-log Logger with structured metadata (see OpDiagnostics.log(to:))."
+        ),
+        .default(enabledTraits: []),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
     targets: [
         .target(
             name: "Operations",
+            dependencies: [
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -27,7 +48,11 @@ let package = Package(
         ),
         .testTarget(
             name: "OperationsTests",
-            dependencies: ["Operations"],
+            dependencies: [
+                "Operations",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -4,6 +4,7 @@
 /// download-demo                  run the demo
 /// download-demo --files 6        run it with the first 6 files of the catalog only
 /// download-demo --graph          print the graph of operations as Graphviz DOT, and run nothing
+/// download-demo --trace FILE     run it, and write a Chrome trace of every operation to FILE
 /// download-demo --help           print the usage
 /// ```
 ///
@@ -16,12 +17,15 @@ struct DemoOptions: Equatable {
     /// Print the graph of operations, in Graphviz's DOT language, on standard output instead of
     /// running it (`--graph`).
     var printsGraph = false
+    /// Record the run with an `OpTrace`, write its Chrome trace JSON to this file and print its
+    /// summary (`--trace FILE`).
+    var traceFile: String?
     /// Print ``usage`` and exit (`--help`, `-h`).
     var showsHelp = false
 
     /// The text printed by `--help`.
     static let usage = """
-        usage: download-demo [--files N] [--graph] [--help]
+        usage: download-demo [--files N] [--graph] [--trace FILE] [--help]
 
         Downloads a manifest, then the \(DemoFiles.catalogCount) files it lists, four at a time, and processes
         each file as soon as it has arrived, all with operations; prints a log and a
@@ -33,6 +37,10 @@ struct DemoOptions: Equatable {
           --graph     print the graph of operations (as built, before anything runs) in
                       Graphviz's DOT language on standard output, and exit without running it:
                         swift run download-demo --graph | dot -Tpng -o graph.png
+          --trace FILE
+                      record the run, write a Chrome trace of every operation to FILE
+                      (open it in https://ui.perfetto.dev or chrome://tracing), and print
+                      the trace's summary: critical path, waiting, longest operations
           -h, --help  print this help
         """
 
@@ -55,6 +63,8 @@ struct DemoOptions: Equatable {
                 fileCount = count
             case "--graph":
                 printsGraph = true
+            case "--trace":
+                traceFile = try DemoOptions.value(of: argument, from: &arguments)
             case "-h", "--help":
                 showsHelp = true
             default:

@@ -11,6 +11,7 @@
 // Nothing touches the network: the "server" is a temporary directory, and a download is a file
 // read slowed down to a few milliseconds per 4 KB.
 //
+// `download-demo --trace FILE` records the run with an OpTrace and writes it as a Chrome trace.
 // `download-demo --graph` builds the same operations but prints their graph as Graphviz DOT
 // instead of running them; `--files N` serves only the first N files of the catalog (a smaller
 // graph to look at); `download-demo --help` lists the options (see DemoOptions).
@@ -140,6 +141,8 @@ if options.printsGraph {
     downloadQueue.isSuspended = true
     processingQueue.isSuspended = true
 }
+// Recording from before the first operation is added: the trace sees every enqueue.
+let recording = options.traceFile != nil && !options.printsGraph ? OpTrace.startRecording() : nil
 downloadQueue.addOperation(manifestDownload)
 downloadQueue.addOperations(downloads, waitUntilFinished: false)
 downloadQueue.addBarrierBlock {
@@ -187,6 +190,18 @@ processingQueue.waitUntilAllOperationsAreFinished()
 downloadQueue.waitUntilAllOperationsAreFinished()
 manifestObservation.invalidate()
 progressObservation.invalidate()
+
+if let recording, let traceFile = options.traceFile {
+    let trace = recording.stop()
+    do {
+        try FileIO.write(Array(trace.chromeTraceJSON.utf8), to: traceFile)
+        Console.log("trace: \(trace.operations.count) operations written to \(traceFile) (open it in https://ui.perfetto.dev)")
+        Console.write(trace.summary)
+    } catch {
+        Console.log("trace: could not write \(traceFile): \(error)")
+        exit(1)
+    }
+}
 
 do {
     let removed = try files.remove()

@@ -9,8 +9,17 @@ import Synchronization
 /// unset) pays nothing more when it finishes.
 enum Instruments {
     /// How many instruments are installed; read relaxed on the path of every operation.
-    private static let installedCount = Atomic<Int>(0)
-    private static let installed = LockedBox<[any OpInstrument]>([])
+    private static let installedCount = Atomic<Int>(installedFirst.count)
+    private static let installed = LockedBox<[any OpInstrument]>(installedFirst)
+
+    /// The instruments installed from the start: with the `Tracing` trait, distributed tracing.
+    private static var installedFirst: [any OpInstrument] {
+        #if Tracing
+        [DistributedTracingInstrument.shared]
+        #else
+        []
+        #endif
+    }
     /// Numbers threads for traces, from 1.
     private static let threadCounter = Atomic<Int>(0)
 

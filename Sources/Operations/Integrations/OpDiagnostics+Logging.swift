@@ -1,0 +1,55 @@
+#if Logging
+public import Logging
+
+extension OpDiagnostics {
+    /// Routes every report to `logger` from now on, instead of standard error.
+    ///
+    /// Each report is logged at its ``Diagnostic/logLevel`` with its ``Diagnostic/description``
+    /// as the message and ``Diagnostic/logMetadata`` as structured metadata (the operations of a
+    /// cycle, the threads of an exhausted pool, and so on), so that a log backend can index them.
+    ///
+    /// ```swift
+    /// OpDiagnostics.log(to: Logger(label: "app.operations"))
+    /// ```
+    ///
+    /// Available with the package's `Logging` trait.
+    public static func log(to logger: Logger) {
+        handler = logHandler(for: logger)
+    }
+
+    /// A handler for ``handler`` that logs each report to `logger`, for combining with handlers
+    /// of your own.
+    public static func logHandler(for logger: Logger) -> @Sendable (Diagnostic) -> Void {
+        { diagnostic in
+            logger.log(level: diagnostic.logLevel, "\(diagnostic.description)", metadata: diagnostic.logMetadata)
+        }
+    }
+}
+
+extension OpDiagnostics.Diagnostic {
+    /// How serious the report is: a cycle found and left alone is a warning; work the library had
+    /// to cancel, or a stalled pool, is an error.
+    public var logLevel: Logger.Level {
+        switch self {
+        case .dependencyCycle: .warning
+        case .dependencyCycleEnded, .workerPoolExhausted: .error
+        }
+    }
+
+    /// The report's details as structured metadata, under keys that start with `operations.`:
+    /// `operations.diagnostic` names the kind of report; `operations.cycle` lists the operations
+    /// of a cycle in dependency order; `operations.threads` and `operations.executing` say which
+    /// threads of an exhausted pool are held, and by what.
+    public var logMetadata: Logger.Metadata {
+        switch self {
+        case .dependencyCycle(let error):
+            ["operations.diagnostic": "dependencyCycle", "operations.cycle": .array(error.operations.map { .string($0) })]
+        case .dependencyCycleEnded(let error):
+            ["operations.diagnostic": "dependencyCycleEnded", "operations.cycle": .array(error.operations.map { .string($0) })]
+        case .workerPoolExhausted(let threads, let operations):
+            ["operations.diagnostic": "workerPoolExhausted", "operations.threads": "\(threads)",
+             "operations.executing": .array(operations.map { .string($0) })]
+        }
+    }
+}
+#endif
