@@ -187,16 +187,3 @@ func expectStandardError(
         #expect(text.contains(fragment), "standard error lacks \"\(fragment)\": \(text)", sourceLocation: sourceLocation)
     }
 }
-
-/// An operation whose description reads its queue.
-private final class QueueDescribingOp: Op, @unchecked Sendable {
-    // @unchecked Sendable: `queue` is immutable.
-    let queue: OpQueue
-    init(queue: OpQueue) {
-        self.queue = queue
-        super.init()
-    }
-    override var description: String {
-        "an operation of a queue holding \(queue.operationCount)"
-    }
-}

@@ -25,7 +25,13 @@ import Dispatch
             await queue.addOperations([first, behind], waitUntilFinished: false)
             await queue.waitUntilAllOperationsAreFinished()
         }
-        expectStandardError(of: result, toContain: ["\"behind\"", "\"first\"", "OpQueue \"serial\"", "width 1", "dependency of a new operation"])
+        expectStandardError(of: result, toContain: [
+            "\"behind\"", "\"first\"", "OpQueue \"serial\"", "width 1", "dependency of a new operation",
+            // The queue's dump lines that show both (see QueueDump).
+            "OpQueue \"serial\" (max concurrent: 1, suspended: no): 2 operations, 1 running\n",
+            "  ▶ executing  RecordingOp \"first\" (priority: normal)\n",
+            "  ⏸ ready      BlockOp \"behind\" (priority: normal) — for a slot: 1 of 1 running",
+        ])
     }
 
     @Test func addingAndWaitingFromInsideAWidthOneQueueTraps() async {
@@ -46,6 +52,7 @@ import Dispatch
     @Test func waitingForADependentTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
+            queue.name = "pair"
             let later = BlockOp {}
             later.name = "later"
             let waiter = RecordingOp(name: "waiter") { _ in later.waitUntilFinished() }
@@ -53,7 +60,12 @@ import Dispatch
             await queue.addOperations([waiter, later], waitUntilFinished: false)
             await queue.waitUntilAllOperationsAreFinished()
         }
-        expectStandardError(of: result, toContain: ["\"later\"", "\"waiter\"", "depends on", "Remove the wait or the dependency"])
+        expectStandardError(of: result, toContain: [
+            "\"later\"", "\"waiter\"", "depends on",
+            // Followed by the dump lines of both.
+            "Remove the wait or the dependency.\nOpQueue \"pair\"",
+            "  ⏸ waiting    BlockOp \"later\" (priority: normal) — for dependencies: RecordingOp \"waiter\" (executing)",
+        ])
     }
 
     @Test func waitingForTheWholeQueueFromInsideItTraps() async {
@@ -64,7 +76,11 @@ import Dispatch
             queue.addOperation(op)
             await op.waitUntilFinished()
         }
-        expectStandardError(of: result, toContain: ["OpQueue \"busy\"", "\"inside\"", "cannot empty", "addBarrierBlock"])
+        expectStandardError(of: result, toContain: [
+            "OpQueue \"busy\"", "\"inside\"", "cannot empty", "addBarrierBlock",
+            // Followed by the queue's dump.
+            "OpQueue \"busy\" (max concurrent: default, suspended: no): 1 operation, 1 running\n  ▶ executing  RecordingOp \"inside\" (priority: normal)",
+        ])
     }
 
     @Test func waitingOnTheMainQueueForAMainQueueOperationTraps() async {

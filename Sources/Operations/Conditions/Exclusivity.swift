@@ -37,6 +37,18 @@ enum Exclusivity {
         for grant in granted { grant() }
     }
 
+    /// What keeps `operation` waiting for its categories (for ``OpQueue/dump()``): `nil` if it
+    /// does not wait. The operations are returned, and released by the caller outside the lock.
+    static func blockers(of operation: Op) -> [Blocker]? {
+        table.withLockedValue { table in
+            table.machine.blockers(of: ObjectIdentifier(operation))?.map { blocker in
+                Blocker(category: blocker.category,
+                        holders: blocker.holders.compactMap { table.operations[$0]?.operation },
+                        earlierRequests: blocker.earlierRequests.compactMap { table.operations[$0]?.operation })
+            }
+        }
+    }
+
     /// The operations that hold `category` now, outermost first (for diagnostics and tests).
     static func holders(of category: String) -> [Op] {
         table.withLockedValue { table in

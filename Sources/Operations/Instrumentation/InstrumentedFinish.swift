@@ -12,7 +12,7 @@ struct InstrumentedFinish: Sendable {
     let type: Op.Type
     /// The queue it finished in (nil for a group's child, or an operation started by hand;
     /// named only when needed: an unnamed queue's name is formatted on each read).
-    let queue: OpQueue?
+    private(set) var queue: OpQueue?
     /// The group it is a child of.
     let group: (serial: UInt64, name: String)?
     /// The serial numbers of its dependencies.
@@ -22,4 +22,11 @@ struct InstrumentedFinish: Sendable {
     /// Whether its body ran (false: cancelled before it started).
     let hasExecuted: Bool
     let isAsynchronous: Bool
+
+    /// The same finish, without the reference to the queue (for keeping).
+    func withoutQueue() -> InstrumentedFinish {
+        var finish = self
+        finish.queue = nil
+        return finish
+    }
 }

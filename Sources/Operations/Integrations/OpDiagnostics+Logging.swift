@@ -38,18 +38,28 @@ extension OpDiagnostics.Diagnostic {
 
     /// The report's details as structured metadata, under keys that start with `operations.`:
     /// `operations.diagnostic` names the kind of report; `operations.cycle` lists the operations
-    /// of a cycle in dependency order; `operations.threads` and `operations.executing` say which
-    /// threads of an exhausted pool are held, and by what.
+    /// of a cycle in dependency order, and `operations.queueDump` the lines of the queues' dumps
+    /// that show them (``DependencyCycleError/queueDump``); `operations.threads` and
+    /// `operations.executing` say which threads of an exhausted pool are held, and by what.
     public var logMetadata: Logger.Metadata {
         switch self {
         case .dependencyCycle(let error):
-            ["operations.diagnostic": "dependencyCycle", "operations.cycle": .array(error.operations.map { .string($0) })]
+            Self.metadata(of: error, diagnostic: "dependencyCycle")
         case .dependencyCycleEnded(let error):
-            ["operations.diagnostic": "dependencyCycleEnded", "operations.cycle": .array(error.operations.map { .string($0) })]
+            Self.metadata(of: error, diagnostic: "dependencyCycleEnded")
         case .workerPoolExhausted(let threads, let operations):
             ["operations.diagnostic": "workerPoolExhausted", "operations.threads": "\(threads)",
              "operations.executing": .array(operations.map { .string($0) })]
         }
+    }
+
+    private static func metadata(of error: DependencyCycleError, diagnostic: String) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "operations.diagnostic": .string(diagnostic),
+            "operations.cycle": .array(error.operations.map { .string($0) }),
+        ]
+        if let queueDump = error.queueDump { metadata["operations.queueDump"] = .string(queueDump) }
+        return metadata
     }
 }
 #endif

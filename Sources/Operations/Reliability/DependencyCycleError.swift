@@ -14,9 +14,34 @@ public struct DependencyCycleError: Error, Sendable, Hashable, CustomStringConve
     /// first is the one created first.
     public let operations: [String]
 
+    /// The lines of ``OpQueue/dump()`` that show the cycle's operations in their queues, taken
+    /// when the cycle was reported: what holds each of them. `nil` if none was in a queue.
+    ///
+    /// Only the errors given to ``OpDiagnostics`` carry it (their ``OpDiagnostics/Diagnostic``
+    /// description ends with it); the error an operation keeps in ``Op/error`` does not. It is not
+    /// part of the error's identity (`==`, `hash(into:)`) nor of its ``description``.
+    public internal(set) var queueDump: String?
+
     /// Creates the error for the operations on a cycle.
     public init(operations: [String]) {
         self.operations = operations
+    }
+
+    /// The error with `queueDump` attached (see ``queueDump``).
+    func withQueueDump(_ queueDump: String?) -> DependencyCycleError {
+        var error = self
+        error.queueDump = queueDump
+        return error
+    }
+
+    /// Whether two errors name the same operations, in the same order (``queueDump`` aside).
+    public static func == (lhs: DependencyCycleError, rhs: DependencyCycleError) -> Bool {
+        lhs.operations == rhs.operations
+    }
+
+    /// Hashes the operations' descriptions (``queueDump`` aside).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(operations)
     }
 
     /// The cycle as a line: each operation, an arrow to the next, and back to the first, followed

@@ -126,7 +126,9 @@ enum DependencyCycles {
         }
     }
 
-    /// Reports `cycle` if it is new and intact, and watches it.
+    /// Reports `cycle` if it is new and intact, and watches it. The report ends with the lines of
+    /// the dumps of the queues that hold its operations (``OpQueue/dump()``): a queue that stalled
+    /// shows what holds each of them.
     ///
     /// A search reads one operation at a time, so concurrent changes can make it see a cycle that
     /// never existed at any one moment: the cycle is checked again (``DependencyCycle/isIntact()``)
@@ -134,7 +136,7 @@ enum DependencyCycles {
     static func found(_ cycle: DependencyCycle) {
         guard cycle.isIntact() else { return }
         if CycleWatch.watch(cycle) {
-            OpDiagnostics.report(.dependencyCycle(cycle.error))
+            OpDiagnostics.report(.dependencyCycle(cycle.error.withQueueDump(QueueDump.section(for: cycle.operations))))
             CycleWatch.armIfEnqueued(cycle.key)
         }
     }
@@ -181,15 +183,20 @@ enum DependencyCycles {
     /// If the program breaks the cycle between the check and the marks, the operations it freed
     /// may start first; those are not marked (only pending operations are), as when the cycle is
     /// broken before the check.
+    ///
+    /// The report ends with the lines of the dumps of the queues that hold the operations
+    /// (``OpQueue/dump()``), taken before the check so as not to widen the moment between the
+    /// check and the marks.
     @discardableResult
     static func end(_ cycle: DependencyCycle) -> Bool {
         defer { CycleWatch.forget(cycle.key) }
+        let queueDump = QueueDump.section(for: cycle.operations)
         guard cycle.isIntact() else { return false }
         let error = cycle.error
         let marks = cycle.operations.map { $0.markFailed(with: error) }
         // Reported before the operations finish, so that whoever waits for them sees the report;
         // observers hear of the end once it has taken effect.
-        OpDiagnostics.report(.dependencyCycleEnded(error))
+        OpDiagnostics.report(.dependencyCycleEnded(error.withQueueDump(queueDump)))
         for (operation, mark) in zip(cycle.operations, marks) {
             operation.performFail(mark.action)
         }

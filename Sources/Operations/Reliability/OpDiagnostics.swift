@@ -39,15 +39,17 @@ public enum OpDiagnostics {
         /// waits as an ``AsyncOp``, or raise the limit with `OPERATIONS_MAX_THREADS`.
         case workerPoolExhausted(threads: Int, operations: [String])
 
-        /// A line describing the report, starting with `Operations:`.
+        /// A line describing the report, starting with `Operations:`; for a cycle with operations
+        /// in queues, followed by the lines of their queues' dumps that show them
+        /// (``DependencyCycleError/queueDump``, see ``OpQueue/dump()``).
         public var description: String {
             switch self {
             case .workerPoolExhausted(let threads, let operations):
                 "Operations: all \(threads) threads of the worker pool have been blocked for over a second while work waits, and the pool is at its limit: every queue on the pool is stalled. Operations holding them: \(operations.isEmpty ? "none found in a queue (completion blocks or other jobs hold them)" : operations.joined(separator: ", ")). Operations that block their thread hold one each: write work that waits as an AsyncOp, or raise the limit with OPERATIONS_MAX_THREADS."
             case .dependencyCycle(let error):
-                "Operations: dependency cycle found: \(error.loop). Nothing was changed: break it by cancelling one of these operations or removing one of these dependencies (removeDependency(_:)). Otherwise it is ended with a DependencyCycleError when something waits for one of them, or once all of them are in queues and it has stayed unbroken for OpQueue.dependencyCycleGracePeriod."
+                "Operations: dependency cycle found: \(error.loop). Nothing was changed: break it by cancelling one of these operations or removing one of these dependencies (removeDependency(_:)). Otherwise it is ended with a DependencyCycleError when something waits for one of them, or once all of them are in queues and it has stayed unbroken for OpQueue.dependencyCycleGracePeriod.\(error.queueDump.map { "\n" + $0 } ?? "")"
             case .dependencyCycleEnded(let error):
-                "Operations: \(error)"
+                "Operations: \(error)\(error.queueDump.map { "\n" + $0 } ?? "")"
             }
         }
     }

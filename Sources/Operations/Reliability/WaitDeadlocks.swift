@@ -39,6 +39,11 @@ import Darwin
 /// An operation's own completion block waiting for the operation returns at once: it is finished.
 /// Waits between operations of different queues that each hold what the other needs are not
 /// detected: use dependencies instead of waits.
+///
+/// Every trap's message ends with the lines of ``OpQueue/dump()`` that show what it is about: the
+/// operations waited for and held (for a wait for an operation), or the queue (for a wait for a
+/// queue to empty), each with what holds it. They are taken as the message is made, with no lock
+/// held.
 enum WaitDeadlocks {
     /// What the calling thread holds up while it runs the program's code.
     struct Holds {
@@ -120,7 +125,7 @@ enum WaitDeadlocks {
     static func checkWait(for target: Op) -> Bool {
         let holds = Holds.current
         if isOnMainQueueOrThread, target.withState({ $0.queue === OpQueue.main && !$0.isFinished }) {
-            misuse("waitUntilFinished() was called on \(target), an operation of OpQueue.main, from the main thread (or the main Dispatch queue), which is what runs it: it can never start while the main thread waits. Wait from another thread, or use a completion block or a dependent operation.")
+            misuse("waitUntilFinished() was called on \(target), an operation of OpQueue.main, from the main thread (or the main Dispatch queue), which is what runs it: it can never start while the main thread waits. Wait from another thread, or use a completion block or a dependent operation.\(QueueDump.appendix(for: [target]))")
         }
         return check(waitFor: target, holds: holds)
     }
@@ -128,18 +133,18 @@ enum WaitDeadlocks {
     /// The checks of a wait for `target` (sync or `async`) against what the caller holds up.
     static func check(waitFor target: Op, holds: Holds) -> Bool {
         if let body = holds.body, body === target {
-            misuse("waitUntilFinished() was called on \(target) from inside its own body; it can never finish while it waits for itself. Remove the wait, or move the code that needs the result into a dependent operation or the completion block.")
+            misuse("waitUntilFinished() was called on \(target) from inside its own body; it can never finish while it waits for itself. Remove the wait, or move the code that needs the result into a dependent operation or the completion block.\(QueueDump.appendix(for: [target]))")
         }
         if let entry = holds.betweenStates.first(where: { $0.operation === target }) {
             if target.isFinished { return true }
-            misuse("waitUntilFinished() was called on \(target) from \(holds.caller(holding: entry.operation)): it can never finish while the handler waits. Wait from another thread, or act in the completion block or a dependent operation instead.")
+            misuse("waitUntilFinished() was called on \(target) from \(holds.caller(holding: entry.operation)): it can never finish while the handler waits. Wait from another thread, or act in the completion block or a dependent operation instead.\(QueueDump.appendix(for: [target]))")
         }
         for holder in holds.inTheirQueues {
             let (holderQueue, holdsSlot) = holder.withState { ($0.queue, $0.lifecycle == .executing || $0.lifecycle == .finishing) }
             guard holdsSlot, let queue = holderQueue ?? (holder === holds.body ? holds.bodyQueue : nil) else { continue }
             let (targetQueue, isPending) = target.withState { ($0.queue, $0.lifecycle == .pending) }
             if isPending, targetQueue === queue, queue.maxConcurrentOperationCount == 1 {
-                misuse("waitUntilFinished() was called on \(target) from \(holds.caller(holding: holder)), which runs in \(queue) of width 1, where \(target) waits for the only slot: neither can ever proceed. Make \(target) a dependency of a new operation instead of waiting, or run it in another queue.")
+                misuse("waitUntilFinished() was called on \(target) from \(holds.caller(holding: holder)), which runs in \(queue) of width 1, where \(target) waits for the only slot: neither can ever proceed. Make \(target) a dependency of a new operation instead of waiting, or run it in another queue.\(QueueDump.appendix(for: [holder, target]))")
             }
         }
         let held = holds.unfinishable
@@ -148,9 +153,9 @@ enum WaitDeadlocks {
         if let path = graph.path(from: target, toAnyOf: Set(held.map(ObjectIdentifier.init))) {
             let holder = path.last!
             if holder === holds.body {
-                misuse("waitUntilFinished() was called on \(target) from \(holder), but \(target) depends on \(holder) and cannot start until it finishes: neither can ever proceed. Remove the wait or the dependency.")
+                misuse("waitUntilFinished() was called on \(target) from \(holder), but \(target) depends on \(holder) and cannot start until it finishes: neither can ever proceed. Remove the wait or the dependency.\(QueueDump.appendix(for: path))")
             }
-            misuse("waitUntilFinished() was called on \(target) from \(holds.caller(holding: holder)), but \(target) waits for \(holder)\(describe(path)): the wait could never return. Wait from another thread, or act in the completion block or a dependent operation instead.")
+            misuse("waitUntilFinished() was called on \(target) from \(holds.caller(holding: holder)), but \(target) waits for \(holder)\(describe(path)): the wait could never return. Wait from another thread, or act in the completion block or a dependent operation instead.\(QueueDump.appendix(for: path))")
         }
         return false
     }
@@ -161,7 +166,7 @@ enum WaitDeadlocks {
     static func checkWaitForAll(in queue: OpQueue) {
         let holds = Holds.current
         if queue === OpQueue.main, isOnMainQueueOrThread, queue.operationCount > 0 {
-            misuse("waitUntilAllOperationsAreFinished() was called on OpQueue.main from the main thread (or the main Dispatch queue), which is what runs its operations: they can never run while it waits. Wait from another thread, or add a barrier block for the work that must follow.")
+            misuse("waitUntilAllOperationsAreFinished() was called on OpQueue.main from the main thread (or the main Dispatch queue), which is what runs its operations: they can never run while it waits. Wait from another thread, or add a barrier block for the work that must follow.\(QueueDump.appendix(of: queue))")
         }
         check(waitForAllIn: queue, holds: holds)
     }
@@ -173,11 +178,11 @@ enum WaitDeadlocks {
             trapWaitForAll(in: queue, from: body)
         }
         if let completing = holds.completing, completing.withState({ $0.queue }) === queue {
-            misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from the completion block of \(completing), which stays in the queue until its completion block returns: the queue cannot empty while the block waits. Wait from outside the queue, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.")
+            misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from the completion block of \(completing), which stays in the queue until its completion block returns: the queue cannot empty while the block waits. Wait from outside the queue, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.\(QueueDump.appendix(of: queue))")
         }
         for entry in holds.betweenStates where entry.kind != .leftQueue {
             if entry.operation.withState({ $0.queue === queue && $0.lifecycle != .finished }) {
-                misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from \(holds.caller(holding: entry.operation)), which is in that queue and cannot leave it while the handler waits: the queue cannot empty. Wait from another thread, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.")
+                misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from \(holds.caller(holding: entry.operation)), which is in that queue and cannot leave it while the handler waits: the queue cannot empty. Wait from another thread, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.\(QueueDump.appendix(of: queue))")
             }
         }
         let held = holds.unfinishable
@@ -187,14 +192,14 @@ enum WaitDeadlocks {
         for member in queue.operations where !targets.contains(ObjectIdentifier(member)) {
             if let path = graph.path(from: member, toAnyOf: targets) {
                 let holder = path.last!
-                misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from \(holds.caller(holding: holder)), but \(member), one of its operations, waits for \(holder)\(describe(path)): the queue cannot empty while the caller waits. Wait from outside, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.")
+                misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from \(holds.caller(holding: holder)), but \(member), one of its operations, waits for \(holder)\(describe(path)): the queue cannot empty while the caller waits. Wait from outside, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.\(QueueDump.appendix(for: path))")
             }
         }
     }
 
     /// Case 4: `current`, one of `queue`'s operations, waits for `queue` to empty.
     static func trapWaitForAll(in queue: OpQueue, from current: Op) -> Never {
-        misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from \(current), which is one of its operations: the queue cannot empty while that operation waits. Wait from outside the queue, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.")
+        misuse("waitUntilAllOperationsAreFinished() was called on \(queue) from \(current), which is one of its operations: the queue cannot empty while that operation waits. Wait from outside the queue, or add a barrier block (addBarrierBlock(_:)) for the work that must follow.\(QueueDump.appendix(of: queue))")
     }
 
     /// " (through A → B)" for a path longer than one step, else "".

@@ -40,7 +40,7 @@ public struct OpTrace: Sendable {
     /// ``OpQueue/waitUntilAllOperationsAreFinished()``); the others are recorded as unfinished.
     public static func record(_ body: () throws -> Void) rethrows -> OpTrace {
         let recording = startRecording()
-        defer { _ = recording.stop() }
+        defer { recording.end() }   // also when `body` throws
         try body()
         return recording.stop()
     }
@@ -54,7 +54,7 @@ public struct OpTrace: Sendable {
         _ body: () async throws -> Void
     ) async rethrows -> OpTrace {
         let recording = startRecording()
-        defer { _ = recording.stop() }
+        defer { recording.end() }   // also when `body` throws
         try await body()
         return recording.stop()
     }
@@ -105,15 +105,7 @@ public struct OpTrace: Sendable {
             operations.append(Operation(id: id))
             return operations.count - 1
         }
-        // Named once each: formatting a type's name, or an unnamed queue's, is slow.
-        var queueNames: [ObjectIdentifier: String] = [:]
-        func name(of queue: OpQueue?) -> String? {
-            guard let queue else { return nil }
-            if let name = queueNames[ObjectIdentifier(queue)] { return name }
-            let name = queue.name ?? ""
-            queueNames[ObjectIdentifier(queue)] = name
-            return name
-        }
+        // Named once each: formatting a type's name is slow.
         var typeNames: [ObjectIdentifier: String] = [:]
         func name(of type: Op.Type) -> String {
             if let name = typeNames[ObjectIdentifier(type)] { return name }
@@ -123,17 +115,17 @@ public struct OpTrace: Sendable {
         }
         for event in events {
             switch event {
-            case .enqueued(let serial, let time, let queue):
+            case .enqueued(let serial, let time, let queueName):
                 let position = position(of: serial)
                 operations[position].enqueuedAt = offset(time)
-                operations[position].queueName = name(of: queue)
+                operations[position].queueName = queueName
             case .started(let serial, let time, let thread):
                 let position = position(of: serial)
                 operations[position].startedAt = offset(time)
                 operations[position].thread = thread
-            case .finished(let finish):
+            case .finished(let finish, let queueName):
                 operations[position(of: finish.serial)].record(
-                    finish, at: offset(finish.time), typeName: name(of: finish.type), queueName: name(of: finish.queue))
+                    finish, at: offset(finish.time), typeName: name(of: finish.type), queueName: queueName)
             }
         }
         self.init(operations: operations, duration: offset(stopTime), threadNames: threads)

@@ -13,20 +13,32 @@
 ///
 /// Several recordings may run at once; each sees every operation.
 public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
-    // @unchecked Sendable: the mutable state (`events`, `isStopped`) is only touched under
-    // `lock`; `startTime` is immutable.
+    // @unchecked Sendable: the mutable state (`events`, `threads`, `isStopped`, `stopTime`) is
+    // only touched under `lock`; `startTime` is immutable.
 
     /// What happened to an operation, in the order the recording heard of it.
     enum Event {
-        case enqueued(serial: UInt64, time: UInt64, queue: OpQueue?)
+        case enqueued(serial: UInt64, time: UInt64, queueName: String?)
         case started(serial: UInt64, time: UInt64, thread: Int)
-        case finished(InstrumentedFinish)
+        /// `finish` without its queue: a recording keeps no queue alive.
+        case finished(InstrumentedFinish, queueName: String?)
     }
 
     private let lock = Lock()
     private var events: [Event] = []
     private var threads: [Int: String] = [:]
     private var isStopped = false
+    private var stopTime: UInt64?
+    /// The names of the queues seen, read once per queue: an unnamed queue's name is formatted
+    /// on each read.
+    private var queueNames: [ObjectIdentifier: QueueName] = [:]
+
+    private struct QueueName {
+        /// Weak: a recording keeps no queue alive (and a new queue at a dead one's address is
+        /// told apart by it).
+        weak var queue: OpQueue?
+        let name: String
+    }
     private let startTime: UInt64
 
     init() {
@@ -42,26 +54,33 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
     /// Stops recording and returns the trace of what was recorded.
     ///
     /// Operations that had not finished by then are in the trace as unfinished. Calling
-    /// `stop()` again returns the same events again.
+    /// `stop()` again returns the same trace again.
     public func stop() -> OpTrace {
+        end()
+        let (events, threads, stopTime) = lock.withLock { (self.events, self.threads, self.stopTime) }
+        return OpTrace(events: events, threads: threads, startTime: startTime, stopTime: stopTime ?? startTime)
+    }
+
+    /// Stops recording, without making the trace.
+    func end() {
         Instruments.remove(self)
-        let stopTime = Instruments.now
-        let (events, threads) = lock.withLock {
+        let now = Instruments.now
+        lock.withLock {
+            guard !isStopped else { return }
             isStopped = true
-            return (self.events, self.threads)
+            stopTime = now
         }
-        return OpTrace(events: events, threads: threads, startTime: startTime, stopTime: stopTime)
     }
 
     // MARK: OpInstrument
 
     func operationsEnqueued(_ operations: [Op], in queue: OpQueue, at time: UInt64) {
-        let queue = queue.isGroupQueue ? nil : queue
+        let queueName = name(of: queue.isGroupQueue ? nil : queue)
         lock.withLock {
             guard !isStopped else { return }
             events.reserveCapacity(events.count + operations.count)
             for operation in operations {
-                events.append(.enqueued(serial: operation.serial, time: time, queue: queue))
+                events.append(.enqueued(serial: operation.serial, time: time, queueName: queueName))
             }
         }
     }
@@ -77,11 +96,25 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
 
     func operationFinished(_ operation: Op, _ finish: InstrumentedFinish) {
         let isWorker = Instruments.currentThread.isWorker
+        let queueName = name(of: finish.queue)
+        let finish = finish.withoutQueue()
         lock.withLock {
             guard !isStopped else { return }
-            events.append(.finished(finish))
+            events.append(.finished(finish, queueName: queueName))
             nameThread(finish.thread, isWorker: isWorker)
         }
+    }
+
+    /// The name of `queue`, read once per queue.
+    private func name(of queue: OpQueue?) -> String? {
+        guard let queue else { return nil }
+        let id = ObjectIdentifier(queue)
+        if let known = lock.withLock({ queueNames[id] }), known.queue === queue {
+            return known.name
+        }
+        let name = queue.name ?? ""   // outside the lock: it takes the queue's
+        lock.withLock { queueNames[id] = QueueName(queue: queue, name: name) }
+        return name
     }
 
     /// Names a thread the first time it appears. Call with the lock held.

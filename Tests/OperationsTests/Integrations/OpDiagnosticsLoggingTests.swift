@@ -43,6 +43,12 @@ struct OpDiagnosticsLoggingTests {
         #expect(entry.metadata["operations.cycle"] == .array(["BlockOp \"a\"", "BlockOp \"b\""]))
     }
 
+    @Test func aCyclesQueueDumpIsMetadataToo() {
+        let error = DependencyCycleError(operations: ["x"]).withQueueDump("OpQueue \"q\" (…)")
+        #expect(OpDiagnostics.Diagnostic.dependencyCycle(error).logMetadata["operations.queueDump"] == "OpQueue \"q\" (…)")
+        #expect(OpDiagnostics.Diagnostic.dependencyCycle(DependencyCycleError(operations: ["x"])).logMetadata["operations.queueDump"] == nil)
+    }
+
     @Test func everyKindOfReportHasALevelAndMetadata() {
         let error = DependencyCycleError(operations: ["x"])
         #expect(OpDiagnostics.Diagnostic.dependencyCycleEnded(error).logLevel == .error)

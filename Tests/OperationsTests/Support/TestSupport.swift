@@ -178,3 +178,17 @@ func queueEmpties(_ queue: OpQueue, seconds: Int = 10) -> Bool {
     }
     return done.wait(seconds: seconds)
 }
+
+/// An operation whose description reads its queue (takes the queue's lock): messages and dumps
+/// must call `description` with no lock of the library held.
+final class QueueDescribingOp: Op, @unchecked Sendable {
+    // @unchecked Sendable: `queue` is immutable.
+    let queue: OpQueue
+    init(queue: OpQueue) {
+        self.queue = queue
+        super.init()
+    }
+    override var description: String {
+        "an operation of a queue holding \(queue.operationCount)"
+    }
+}
