@@ -37,7 +37,7 @@ public struct OpTrace: Sendable {
     ///
     /// `body` returns when it returns: wait inside it for the operations you want to see
     /// finished (for example with `addOperations(_:waitUntilFinished: true)` or
-    /// ``OpQueue/waitUntilAllOperationsAreFinished()``); the others are recorded as unfinished.
+    /// ``OpQueue/waitUntilAllOperationsAreFinished()-2ptgv``); the others are recorded as unfinished.
     public static func record(_ body: () throws -> Void) rethrows -> OpTrace {
         let recording = startRecording()
         defer { recording.end() }   // also when `body` throws
@@ -48,7 +48,7 @@ public struct OpTrace: Sendable {
     /// Records the operations that are enqueued, started or finished while `body` runs.
     ///
     /// `body` returns when it returns: await inside it the operations you want to see finished
-    /// (for example ``OpQueue/waitUntilAllOperationsAreFinished()``); the others are recorded as unfinished.
+    /// (for example ``OpQueue/waitUntilAllOperationsAreFinished()-3sghu``); the others are recorded as unfinished.
     public static func record(
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> Void
