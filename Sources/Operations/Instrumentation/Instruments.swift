@@ -31,6 +31,7 @@ enum Instruments {
 
     static func install(_ instrument: any OpInstrument) {
         installed.withLockedValue { instruments in
+            guard !instruments.contains(where: { $0 === instrument }) else { return }
             instruments.append(instrument)
             installedCount.store(instruments.count, ordering: .relaxed)
         }
@@ -94,8 +95,20 @@ enum Instruments {
         }
     }
 
-    /// `operation`, which an instrument saw, finished (call only if it is
-    /// ``Op/Flags/instrumented``).
+    /// Runs the body of `operation`: with the `Tracing` trait, inside the `ServiceContext` of
+    /// its span, so that spans the body makes (and tasks it creates) are children of the
+    /// operation's span; otherwise simply.
+    @inline(__always)
+    static func runBody(of operation: Op, _ body: () -> Void) {
+        #if Tracing
+        DistributedTracingInstrument.shared.runBody(of: operation, body)
+        #else
+        body()
+        #endif
+    }
+
+    /// `operation` finished (call only if it is ``Op/Flags/instrumented`` or an instrument is
+    /// installed).
     @inline(never)
     static func finished(_ operation: Op, hasExecuted: Bool, queue: OpQueue?) {
         let time = now

@@ -6,7 +6,8 @@ import Tracing
 ///
 /// Installed from the start when the `Tracing` trait is enabled (see ``Instruments``). An
 /// operation that is enqueued but never starts or finishes (it is released with its queue's
-/// never-run graph) leaves its context here.
+/// never-run graph) leaves its context here. With the trait on, every operation's enqueue, start
+/// and finish also take this instrument's lock, even while the tracer is a no-op.
 final class DistributedTracingInstrument: OpInstrument, Sendable {
     static let shared = DistributedTracingInstrument()
 
@@ -26,13 +27,36 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
 
     var isInstalled: Bool { installed.withLockedValue { $0 } }
 
+    /// Installs or removes the instrument. Removing it ends the spans still open (their
+    /// operations' finish will not be heard), with the outcome `unfinished`.
     func setInstalled(_ newValue: Bool) {
         let changes = installed.withLockedValue { installed in
-            defer { installed = newValue }
-            return installed != newValue
+            guard installed != newValue else { return false }
+            installed = newValue
+            // Under this lock, so that concurrent changes apply in order (Instruments' lock is
+            // taken inside it, and calls out to nothing).
+            if newValue { Instruments.install(self) } else { Instruments.remove(self) }
+            return true
         }
-        guard changes else { return }
-        if newValue { Instruments.install(self) } else { Instruments.remove(self) }
+        guard changes, !newValue else { return }
+        let open = entries.withLockedValue { entries in
+            defer { entries = [:] }
+            return entries.values.compactMap(\.span)
+        }
+        for span in open {
+            span.attributes["operations.outcome"] = "unfinished"
+            span.end()
+        }
+    }
+
+    /// Runs `body`, the body of `operation`, with its span's context as the current
+    /// `ServiceContext`.
+    func runBody(of operation: Op, _ body: () -> Void) {
+        guard Instruments.isActive, let span = entries.withLockedValue({ $0[operation.serial]?.span }) else {
+            body()
+            return
+        }
+        ServiceContext.withValue(span.context) { body() }
     }
 
     private var tracer: any Tracer {
@@ -62,7 +86,9 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
         if let started = entry?.span {
             span = started
         } else {
-            // Cancelled before it started (or started before tracing was enabled).
+            // It started while tracing was off (its span, if any, was ended then): no span.
+            guard !finish.hasExecuted else { return }
+            // Cancelled before it started: an empty span where it finished.
             let (group, queue) = operation.withState { ($0.group, $0.queue) }
             span = startSpan(for: operation, group: group, queue: queue, context: entry?.context)
         }

@@ -4,9 +4,10 @@ public import Logging
 extension OpDiagnostics {
     /// Routes every report to `logger` from now on, instead of standard error.
     ///
-    /// Each report is logged at its ``Diagnostic/logLevel`` with its ``Diagnostic/description``
-    /// as the message and ``Diagnostic/logMetadata`` as structured metadata (the operations of a
-    /// cycle, the threads of an exhausted pool, and so on), so that a log backend can index them.
+    /// Each report is logged at its ``Diagnostic/logLevel`` with the first line of its
+    /// ``Diagnostic/description`` as the message and ``Diagnostic/logMetadata`` as structured
+    /// metadata (the operations of a cycle and the queues' dump lines, the threads of an
+    /// exhausted pool, and so on), so that a log backend can index them.
     ///
     /// ```swift
     /// OpDiagnostics.log(to: Logger(label: "app.operations"))
@@ -21,7 +22,9 @@ extension OpDiagnostics {
     /// of your own.
     public static func logHandler(for logger: Logger) -> @Sendable (Diagnostic) -> Void {
         { diagnostic in
-            logger.log(level: diagnostic.logLevel, "\(diagnostic.description)", metadata: diagnostic.logMetadata)
+            // The first line: the rest (a queue's dump) is in the metadata.
+            let message = diagnostic.description.prefix { $0 != "\n" }
+            logger.log(level: diagnostic.logLevel, "\(message)", metadata: diagnostic.logMetadata)
         }
     }
 }

@@ -20,7 +20,7 @@ extension Op {
             if Instruments.isActive { Instruments.started(self) }
             if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
             ThreadContext.withOperation(self) {
-                main()
+                Instruments.runBody(of: self) { main() }
             }
             if !isAsynchronousStorage {
                 finishSynchronousBody(releasesSlot: false)
@@ -59,7 +59,7 @@ extension Op {
             if Instruments.isActive { Instruments.started(self) }
             if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
             ThreadContext.withOperation(self) {
-                main()
+                Instruments.runBody(of: self) { main() }
             }
             if isAsynchronousStorage {
                 return .continuesAsynchronously
@@ -96,8 +96,9 @@ extension Op {
     @discardableResult
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
                              inDrainer: Bool = false) -> Bool {
-        if flags.load(ordering: .relaxed) & Flags.instrumented != 0 {
-            // First: the finish precedes the starts of the dependents it releases.
+        if flags.load(ordering: .relaxed) & Flags.instrumented != 0 || Instruments.isActive {
+            // First: the finish precedes the starts of the dependents it releases. Also when no
+            // instrument saw it start: one may have been installed since.
             Instruments.finished(self, hasExecuted: finish.hasExecuted, queue: finish.queue)
         }
         // Counted from serial numbers, without retaining the dependents: a dependent with many

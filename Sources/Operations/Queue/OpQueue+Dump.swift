@@ -57,8 +57,12 @@ extension OpQueue: CustomDebugStringConvertible {
         QueueDump.take(of: self).text
     }
 
-    /// The queue's ``dump()``: each operation, its state, and what holds it.
+    /// The queue's ``dump()``, cut after its first 100 operations: each operation, its state, and
+    /// what holds it (`po queue` in a debugger).
+    ///
+    /// Like ``dump()``, it takes the queue's lock and those of its operations: in a debugger, with
+    /// the program stopped while a thread holds one of them, it waits for that thread.
     public var debugDescription: String {
-        dump()
+        QueueDump.take(of: self, limit: 100).text
     }
 }

@@ -6,8 +6,10 @@ extension OpTrace {
     /// named by its ``Operation/label``, with its class, queue, group and outcome as arguments.
     /// Asynchronous operations (an ``AsyncOp``, a ``GroupOp``), which run past their body and
     /// finish elsewhere, are async slices on tracks of their own. Arrows lead from each
-    /// dependency's end to the start of its dependent. An operation cancelled before it started
-    /// is an instant event where it finished.
+    /// dependency's end to the start of its dependent, where both are synchronous operations
+    /// (an arrow binds to slices on thread tracks). An operation cancelled before it started is
+    /// an instant event where it finished; one that started before the recording did is a slice
+    /// from the recording's start.
     ///
     /// ```swift
     /// let trace = OpTrace.record { queue.addOperations(operations, waitUntilFinished: true) }
@@ -63,7 +65,8 @@ extension OpTrace {
             json.raw(#","name":"#); json.string(operation.label)
             json.raw(#","cat":""#); json.raw(category); json.raw("\"")
         }
-        guard let startedAt = operation.startedAt, let thread = operation.thread else {
+        let startedAt = operation.startedAt ?? (operation.startedBeforeRecording ? .zero : nil)
+        guard let startedAt, let thread = operation.thread ?? operation.finishThread else {
             guard let finishedAt = operation.finishedAt, let thread = operation.finishThread else { return }
             // Cancelled before it started: a mark where it finished.
             json.event { json in
@@ -103,7 +106,7 @@ extension OpTrace {
         if let error = operation.error { json.raw(#","error":"#); json.string(String(describing: error)) }
         if let wait = waitingTimes(of: operation) {
             json.raw(#","waited for dependencies (µs)":"#); json.microseconds(wait.forDependencies)
-            json.raw(#","waited for a slot (µs)":"#); json.microseconds(wait.forSlot)
+            json.raw(#","waited to start (µs)":"#); json.microseconds(wait.toStart)
         }
         json.raw("}")
     }

@@ -1,14 +1,14 @@
 extension OpTrace {
     /// A report for people: how many operations ran where, how long they spent waiting for
-    /// dependencies, waiting for a slot in their queue and running, the critical path, and the
+    /// dependencies, then waiting to start, and running, the critical path, and the
     /// longest operations.
     ///
     /// ```text
     /// OpTrace: 24 operations over 412.6 ms on 2 queues and 3 threads (23 succeeded, 1 failed)
-    /// Time in operations (summed): waiting for dependencies 1.21 s, waiting for a slot 310.2 ms, running 802.4 ms
+    /// Time in operations (summed): waiting for dependencies 1.21 s, waiting to start 310.2 ms, running 802.4 ms
     /// Critical path (3 operations, 401.9 ms from the first enqueued to the last finished):
     ///   fetch manifest: ran 12.1 ms after waiting 6 µs
-    ///   download b.bin: ran 350.3 ms after waiting 31 µs (for a slot 31 µs)
+    ///   download b.bin: ran 350.3 ms after waiting 31 µs (to start 31 µs)
     ///   checksum b.bin: ran 38.9 ms after waiting 12 µs
     /// Longest operations:
     ///   350.3 ms  download b.bin (BlockOp, queue "downloads")
@@ -16,7 +16,8 @@ extension OpTrace {
     /// ```
     ///
     /// An operation's wait for dependencies runs from when it was enqueued until its last
-    /// dependency finished; its wait for a slot, from then until it started.
+    /// dependency finished; its wait to start, from then until it started: for a slot in its
+    /// queue, for its conditions or exclusivity, behind a barrier, or in a suspended queue.
     public var summary: String {
         var lines: [String] = []
         let queues = Set(operations.compactMap(\.queueName))
@@ -31,15 +32,15 @@ extension OpTrace {
             + (outcomes.isEmpty ? "" : " (\(outcomes.joined(separator: ", ")))"))
         guard !operations.isEmpty else { return lines.joined(separator: "\n") + "\n" }
 
-        var waitingForDependencies = Duration.zero, waitingForSlot = Duration.zero, running = Duration.zero
+        var waitingForDependencies = Duration.zero, waitingToStart = Duration.zero, running = Duration.zero
         for operation in operations {
             if let wait = waitingTimes(of: operation) {
                 waitingForDependencies += wait.forDependencies
-                waitingForSlot += wait.forSlot
+                waitingToStart += wait.toStart
             }
             running += operation.runningTime ?? .zero
         }
-        lines.append("Time in operations (summed): waiting for dependencies \(OpTrace.format(waitingForDependencies)), waiting for a slot \(OpTrace.format(waitingForSlot)), running \(OpTrace.format(running))")
+        lines.append("Time in operations (summed): waiting for dependencies \(OpTrace.format(waitingForDependencies)), waiting to start \(OpTrace.format(waitingToStart)), running \(OpTrace.format(running))")
 
         let path = criticalPath
         if let first = path.first, let last = path.last, let end = last.finishedAt {
@@ -89,10 +90,10 @@ extension OpTrace {
             text = operation.outcome == .cancelled ? "cancelled before it started" : "did not finish"
         }
         if let wait = waitingTimes(of: operation) {
-            let total = wait.forDependencies + wait.forSlot
+            let total = wait.forDependencies + wait.toStart
             var parts: [String] = []
             if wait.forDependencies > .zero { parts.append("for dependencies \(OpTrace.format(wait.forDependencies))") }
-            if wait.forSlot > .zero { parts.append("for a slot \(OpTrace.format(wait.forSlot))") }
+            if wait.toStart > .zero { parts.append("to start \(OpTrace.format(wait.toStart))") }
             text += " after waiting \(OpTrace.format(total))" + (parts.count > 1 ? " (\(parts.joined(separator: ", ")))" : "")
         }
         return text
@@ -100,7 +101,8 @@ extension OpTrace {
 
     /// The chain of operations that decided when the last operation finished: it ends with the
     /// operation that finished last, and each operation before it is the one that held the next
-    /// back (the dependency that finished last, or for a group, its child that finished last).
+    /// back (the dependency that finished last; for a group, its child that finished last; for a
+    /// group's child, also what held the group back).
     ///
     /// Shortening an operation off this path does not make the recorded work finish sooner.
     public var criticalPath: [Operation] {
@@ -119,14 +121,18 @@ extension OpTrace {
         var visited: Set<UInt64> = [current.id]
         while true {
             let children = childrenOfGroups[current.id] ?? []
-            let candidates = (current.dependencyIDs + children)
+            // A group's child starts only once its group runs: what held the group held it.
+            let group = current.groupID.flatMap { self[id: $0] }
+            let inherited = group?.dependencyIDs ?? []
+            let candidates = (current.dependencyIDs + children + inherited)
                 .compactMap { self[id: $0] }
                 .filter { $0.finishedAt != nil && !visited.contains($0.id) }
             guard let holder = candidates.max(by: { $0.finishedAt! < $1.finishedAt! }) else { break }
             // A group waits for its children; a dependency that finished before the operation
-            // was enqueued held nothing back.
-            if !children.contains(holder.id), let enqueuedAt = current.enqueuedAt, holder.finishedAt! < enqueuedAt {
-                break
+            // (or, for an inherited one, its group) was enqueued held nothing back.
+            if !children.contains(holder.id) {
+                let waiter = current.dependencyIDs.contains(holder.id) ? current : (group ?? current)
+                if let enqueuedAt = waiter.enqueuedAt, holder.finishedAt! < enqueuedAt { break }
             }
             path.append(holder)
             visited.insert(holder.id)
@@ -135,9 +141,9 @@ extension OpTrace {
         return path.reversed()
     }
 
-    /// How long `operation` waited for its dependencies and then for a slot, if it was enqueued
+    /// How long `operation` waited for its dependencies and then to start, if it was enqueued
     /// and started while recording.
-    func waitingTimes(of operation: Operation) -> (forDependencies: Duration, forSlot: Duration)? {
+    func waitingTimes(of operation: Operation) -> (forDependencies: Duration, toStart: Duration)? {
         guard let enqueuedAt = operation.enqueuedAt, let startedAt = operation.startedAt else { return nil }
         var ready = enqueuedAt
         for dependencyID in operation.dependencyIDs {

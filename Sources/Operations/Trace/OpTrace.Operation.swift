@@ -3,8 +3,9 @@ extension OpTrace {
     ///
     /// Times are offsets from the start of the recording. A time is `nil` when the event did
     /// not happen while recording: an operation enqueued before the recording started has no
-    /// ``enqueuedAt``, one cancelled before it started has no ``startedAt``, and one that was
-    /// still running when the recording stopped has no ``finishedAt``.
+    /// ``enqueuedAt``, one cancelled before it started, or that started before the recording did
+    /// (``startedBeforeRecording``), has no ``startedAt``, and one that was still running when
+    /// the recording stopped has no ``finishedAt``.
     public struct Operation: Sendable, Identifiable {
         /// A number that tells operations apart within the process (their order of creation).
         public let id: UInt64
@@ -36,6 +37,9 @@ extension OpTrace {
         public internal(set) var outcome = Outcome.unfinished
         /// Its ``Op/error`` when it finished.
         public internal(set) var error: (any Error)?
+        /// Whether it was already executing when the recording started (it has no ``startedAt``,
+        /// but its body ran).
+        public internal(set) var startedBeforeRecording = false
         /// Whether it is asynchronous (an ``AsyncOp`` or a ``GroupOp``): it stays executing
         /// after its body returns.
         public internal(set) var isAsynchronous = false
@@ -66,6 +70,7 @@ extension OpTrace {
             dependencyIDs = finish.dependencies
             error = finish.error
             isAsynchronous = finish.isAsynchronous
+            startedBeforeRecording = finish.hasExecuted && startedAt == nil
             outcome = finish.isCancelled ? .cancelled : (finish.error == nil ? .succeeded : .failed)
         }
     }

@@ -13,8 +13,8 @@
 ///
 /// Several recordings may run at once; each sees every operation.
 public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
-    // @unchecked Sendable: the mutable state (`events`, `threads`, `isStopped`, `stopTime`) is
-    // only touched under `lock`; `startTime` is immutable.
+    // @unchecked Sendable: the mutable state (`events`, `threads`, `isStopped`, `stopTime`,
+    // `queueNames`) is only touched under `lock`; `startTime` is immutable.
 
     /// What happened to an operation, in the order the recording heard of it.
     enum Event {
@@ -99,7 +99,8 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
         let queueName = name(of: finish.queue)
         let finish = finish.withoutQueue()
         lock.withLock {
-            guard !isStopped else { return }
+            // A finish that happened before the stop but arrives after it still counts.
+            guard !isStopped || finish.time <= stopTime ?? 0 else { return }
             events.append(.finished(finish, queueName: queueName))
             nameThread(finish.thread, isWorker: isWorker)
         }

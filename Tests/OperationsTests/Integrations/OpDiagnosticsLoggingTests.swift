@@ -43,6 +43,15 @@ struct OpDiagnosticsLoggingTests {
         #expect(entry.metadata["operations.cycle"] == .array(["BlockOp \"a\"", "BlockOp \"b\""]))
     }
 
+    @Test func theMessageIsTheFirstLineAndTheDumpIsMetadata() throws {
+        let (logger, entries) = capturingLogger()
+        let error = DependencyCycleError(operations: ["x"]).withQueueDump("OpQueue \"q\" (…)")
+        OpDiagnostics.logHandler(for: logger)(.dependencyCycleEnded(error))
+        let entry = try #require(entries.all.first)
+        #expect(!entry.message.contains("\n") && !entry.message.contains("OpQueue \"q\""))
+        #expect(entry.metadata["operations.queueDump"] == "OpQueue \"q\" (…)")
+    }
+
     @Test func aCyclesQueueDumpIsMetadataToo() {
         let error = DependencyCycleError(operations: ["x"]).withQueueDump("OpQueue \"q\" (…)")
         #expect(OpDiagnostics.Diagnostic.dependencyCycle(error).logMetadata["operations.queueDump"] == "OpQueue \"q\" (…)")

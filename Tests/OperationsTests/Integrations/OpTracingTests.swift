@@ -99,6 +99,36 @@ struct OpTracingTests {
         #expect(span.parentSpanID == finishedSpan(named: "parent \(token)")?.spanID)
     }
 
+    @Test func theBodyRunsInItsSpansContext() throws {
+        let token = uniqueToken("context")
+        let seen = LockedBox<String?>(nil)
+        let operation = BlockOp {
+            seen.withLockedValue { $0 = ServiceContext.current?.inMemorySpanContext?.spanID }
+        }
+        operation.name = token
+        OpQueue().addOperations([operation], waitUntilFinished: true)
+        let span = try #require(finishedSpan(named: token))
+        #expect(seen.withLockedValue { $0 } == span.spanID)
+    }
+
+    @Test func disablingEndsTheSpansStillOpen() throws {
+        let token = uniqueToken("open")
+        let gate = Gate()
+        let operation = BlockOp { _ = gate.wait() }
+        operation.name = token
+        let queue = OpQueue()
+        queue.addOperation(operation)
+        #expect(eventually { operation.isExecuting })
+        OpTracing.isEnabled = false
+        let span = try #require(finishedSpan(named: token))
+        #expect(span.attributes["operations.outcome"]?.toSpanAttribute() == .string("unfinished"))
+        OpTracing.isEnabled = true
+        OpTracing.isEnabled = true   // twice: still installed once
+        gate.open()
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(tracer.finishedSpans.count { $0.operationName == token } == 1)
+    }
+
     @Test func disablingStopsTheSpans() throws {
         let token = uniqueToken("untraced")
         OpTracing.isEnabled = false

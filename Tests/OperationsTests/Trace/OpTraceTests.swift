@@ -67,6 +67,47 @@ struct OpTraceTests {
         #expect(only(operations, of: trace).criticalPath.map(\.label) == ["slow", "join"])
     }
 
+    @Test func theCriticalPathGoesThroughAGroupToWhatHeldTheGroup() {
+        let manifest = BlockOp { blockThread(milliseconds: 2) }
+        manifest.name = "manifest"
+        let quick = BlockOp {}
+        quick.name = "quick child"
+        let slow = BlockOp { blockThread(milliseconds: 20) }
+        slow.name = "slow child"
+        let group = GroupOp(operations: [quick, slow])
+        group.name = "downloads"
+        group.addDependency(manifest)
+        let summary = BlockOp {}
+        summary.name = "summary"
+        summary.addDependency(group)
+        let operations: [Op] = [manifest, group, summary]
+        let trace = OpTrace.record {
+            OpQueue().addOperations(operations, waitUntilFinished: true)
+        }
+        let path = only(operations + [quick, slow], of: trace).criticalPath.map(\.label)
+        #expect(path == ["manifest", "slow child", "downloads", "summary"])
+    }
+
+    @Test func anOperationRunningWhenTheRecordingStartsIsRecorded() throws {
+        let gate = Gate()
+        let running = BlockOp { _ = gate.wait() }
+        running.name = "already running"
+        let queue = OpQueue()
+        queue.addOperation(running)
+        #expect(eventually { running.isExecuting })
+        let recording = OpTrace.startRecording()
+        gate.open()
+        running.waitUntilFinished()
+        let trace = recording.stop()
+        let record = try #require(trace[running])
+        #expect(record.startedBeforeRecording)
+        #expect(record.startedAt == nil && record.finishedAt != nil)
+        #expect(record.outcome == .succeeded)
+        // Drawn as a slice from the start of the recording, not as a mark.
+        let json = trace.filter { $0.id == running.serial }.chromeTraceJSON
+        #expect(json.contains(#""ph":"X","pid":1,"tid":\#(record.finishThread!),"ts":0.000,"#))
+    }
+
     @Test func outcomesTellSuccessFailureCancellationAndUnfinishedWork() throws {
         let queue = OpQueue()
         let succeeds = BlockOp {}
