@@ -18,6 +18,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "compare", targets: ["Compare"]),
+        .executable(name: "instructions", targets: ["Instructions"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -37,6 +38,14 @@ let package = Package(
             name: "Compare",
             dependencies: ["Workloads", .product(name: "Operations", package: rootPackage)],
             path: "Sources/Compare",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `./instructions.sh`: instructions per operation, counted by callgrind (the stable
+        // regression figure for the hot path).
+        .executableTarget(
+            name: "Instructions",
+            dependencies: ["Workloads", .product(name: "Operations", package: rootPackage)],
+            path: "Sources/Instructions",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // `swift package benchmark`: the same workloads under package-benchmark.

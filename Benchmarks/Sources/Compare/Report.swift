@@ -17,6 +17,8 @@ struct Row {
     var foundation: Double? = nil
     var dispatch: Double? = nil
     var taskGroup: Double? = nil
+    /// A FIFO async queue: an `AsyncStream` drained by one `Task`.
+    var fifo: Double? = nil
 }
 
 /// One row of the cost of composing: the same work with and without groups or conditions.
@@ -47,8 +49,8 @@ struct Report {
 
     func print() {
         Swift.print("")
-        Swift.print("| workload | ours | Foundation | ours/Foundation | Dispatch | ours/Dispatch | TaskGroup |")
-        Swift.print("|---|---:|---:|---:|---:|---:|---:|")
+        Swift.print("| workload | ours | Foundation | ours/Foundation | Dispatch | ours/Dispatch | TaskGroup | ours/TaskGroup | FIFO async queue | ours/FIFO |")
+        Swift.print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows {
             let cells = [
                 row.name,
@@ -58,6 +60,9 @@ struct Report {
                 row.dispatch.map { format($0, row.unit) } ?? "–",
                 row.dispatch.map { ratio(row.ours, $0) } ?? "–",
                 row.taskGroup.map { format($0, row.unit) } ?? "–",
+                row.taskGroup.map { ratio(row.ours, $0) } ?? "–",
+                row.fifo.map { format($0, row.unit) } ?? "–",
+                row.fifo.map { ratio(row.ours, $0) } ?? "–",
             ]
             Swift.print("| " + cells.joined(separator: " | ") + " |")
         }

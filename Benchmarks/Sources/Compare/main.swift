@@ -171,6 +171,35 @@ if include("injection") {
         without: Measure.best(of: repetitions) { Workloads.oursDependentPairs(50_000) }))
 }
 
+if include("async") {
+    let count = 100_000
+    report.add(Row(
+        name: "15. async width-1 100k", unit: .perOperation(count),
+        ours: Measure.best(of: repetitions) { Workloads.oursAsyncSerial(count) },
+        fifo: await Measure.best(of: repetitions) { await Workloads.fifoAsyncSerial(count) }))
+    report.add(Row(
+        name: "16. async independent 100k", unit: .perOperation(count),
+        ours: Measure.best(of: repetitions) { Workloads.oursAsyncIndependent(count) },
+        taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupAsyncIndependent(count) }))
+    report.add(Row(
+        name: "17. async 2k × sleep 1 ms, width 8", unit: .total,
+        ours: Measure.best(of: repetitions) { Workloads.oursAsyncSleeping(2_000, milliseconds: 1, width: 8) },
+        taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupAsyncSleeping(2_000, milliseconds: 1, width: 8) }))
+}
+
+if include("qos") {
+    // Median of five runs each: one sample per run (the backlog takes a moment to set up).
+    func median(_ body: () -> UInt64) -> Double {
+        let samples = (0..<5).map { _ in body() }.sorted()
+        return Double(samples[samples.count / 2]) / 1e9
+    }
+    report.add(Row(
+        name: "18. QoS: user-initiated start behind 1k background ops, both cores busy (median)", unit: .total,
+        ours: median { Workloads.oursQualityOfServiceLatency() },
+        foundation: median { Workloads.foundationQualityOfServiceLatency() },
+        dispatch: median { Workloads.dispatchQualityOfServiceLatency() }))
+}
+
 if include("tracing") {
     report.addCost(CostRow(
         name: "14. 100k ops recorded by OpTrace (+ JSON and summary)",

@@ -250,7 +250,7 @@ public enum Workloads {
 }
 
 /// Hands a timestamp from the operation to the measuring thread.
-private final class StartBox: @unchecked Sendable {
+final class StartBox: @unchecked Sendable {
     // @unchecked Sendable: `value` is written before `semaphore.signal()` and read after
     // `semaphore.wait()`, which orders the two.
     private var value: UInt64 = 0

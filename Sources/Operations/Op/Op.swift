@@ -173,8 +173,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// The importance of the work, as a Dispatch quality-of-service class.
     ///
     /// The default is `.default`. The `Task` that runs an ``AsyncOp``'s `async` body gets the
-    /// matching priority; the library's worker pool otherwise runs all work alike (see
-    /// ``OpQueue/qualityOfService`` for the queue's setting).
+    /// matching priority; the library's worker pool orders its work by the queue's class (see
+    /// ``OpQueue/qualityOfService``).
     public final var qualityOfService: DispatchQoS.QoSClass {
         get { withState { $0.qualityOfService } }
         set { withState { $0.qualityOfService = newValue } }

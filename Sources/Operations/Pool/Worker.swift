@@ -12,7 +12,8 @@ import Darwin
 /// One pool thread's record: how to wake it, whether it makes progress, and what the scheduler
 /// says it is doing.
 final class Worker: @unchecked Sendable {
-    // @unchecked Sendable: `isRetired` is written and read only by the worker's own thread;
+    // @unchecked Sendable: `isRetired` (and `qualityOfService` on Apple platforms) are written
+    // and read only by the worker's own thread;
     // `progress` and `isInJob` are atomic; the other members are immutable or thread-safe.
 
     /// Signalled once for each job handed to this worker while it was idle.
@@ -59,6 +60,24 @@ final class Worker: @unchecked Sendable {
     func endJob() {
         isInJob.store(false, ordering: .relaxed)
         noteProgress()
+    }
+
+    #if canImport(Darwin)
+    /// The quality-of-service class the thread runs at (its own thread only).
+    private var qualityOfService = qos_class_self()
+    #endif
+
+    /// Runs the thread at `qualityOfService` for the next job: on Apple platforms, the thread's
+    /// class is set (the scheduler favours higher classes); elsewhere the class only orders the
+    /// pool's waiting jobs (called by the worker's own thread only).
+    @inline(__always)
+    func adopt(_ qualityOfService: DispatchQoS.QoSClass) {
+        #if canImport(Darwin)
+        let wanted = qualityOfService == .unspecified ? QOS_CLASS_DEFAULT : qualityOfService.rawValue
+        if wanted != self.qualityOfService, pthread_set_qos_class_self_np(wanted, 0) == 0 {
+            self.qualityOfService = wanted
+        }
+        #endif
     }
 
     /// What the scheduler says the thread is doing.

@@ -17,6 +17,9 @@ import Darwin
 ///
 /// - A job is handed to an idle worker if there is one (most recently idle first).
 /// - Otherwise, while fewer threads than cores exist, a new thread is started at once.
+/// - Waiting jobs are served by quality of service, the highest class first; a job of a higher
+///   class than every running one gets a new thread at once, even above the core count, so it
+///   does not wait for lower-class work to end.
 /// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at each worker.
 ///   - Where the scheduler tells what a thread is doing (`/proc/self/task/<tid>/stat` on Linux,
 ///     Mach `thread_info` on Apple platforms), a worker counts as blocked when it sleeps in the
@@ -88,7 +91,9 @@ final class WorkerPool: @unchecked Sendable {
     let monitorWakeup = DispatchSemaphore(value: 0)
 
     struct State {
-        var jobs = RingBuffer<Job>()
+        var jobs = JobQueue()
+        /// How many workers run a job of each class (by ``JobQueue/rank(of:)``).
+        var runningByRank = [Int](repeating: 0, count: 5)
         var idleWorkers: [Worker] = []
         var workers: [ObjectIdentifier: Worker] = [:]
         var threadCount = 0
@@ -117,16 +122,17 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Runs `job` on a pool thread as soon as one is free.
-    func submit(_ job: @escaping Job) {
+    /// Runs `job` on a pool thread as soon as one is free. While jobs wait, those of a higher
+    /// `qualityOfService` go first (on Apple platforms, a job also runs on a thread of its class).
+    func submit(qualityOfService: DispatchQoS.QoSClass = .default, _ job: @escaping Job) {
         enum Action { case wake(Worker), spawn, watch(startMonitor: Bool), none }
         let action: Action = lock.withLock {
-            state.jobs.append(job)
+            state.jobs.append(job, qualityOfService: qualityOfService)
             pendingJobs.add(1, ordering: .relaxed)
             if let worker = state.idleWorkers.popLast() {
                 return .wake(worker)
             }
-            if state.threadCount < coreCount {
+            if state.threadCount < coreCount || preempts(JobQueue.rank(of: qualityOfService)) {
                 state.threadCount += 1
                 state.startingThreads += 1
                 return .spawn
@@ -159,6 +165,20 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
+    /// Whether a job of `rank` gets a thread of its own although every core has one: when every
+    /// busy worker runs work of a lower class and no thread is starting already, so that a
+    /// `.userInitiated` job does not wait for a `.background` one to end (it shares the cores
+    /// with it meanwhile; the extra thread retires once idle). Call with the lock held.
+    private func preempts(_ rank: Int) -> Bool {
+        guard state.startingThreads == 0, state.threadCount < maximumThreadCount else { return false }
+        var busy = 0
+        for (laneRank, running) in state.runningByRank.enumerated() {
+            if laneRank <= rank, running > 0 { return false }
+            busy += running
+        }
+        return busy > 0
+    }
+
     /// A snapshot for tests and diagnostics.
     var statistics: (threads: Int, idle: Int, pending: Int) {
         lock.withLock { (state.threadCount, state.idleWorkers.count, state.jobs.count) }
@@ -175,12 +195,21 @@ final class WorkerPool: @unchecked Sendable {
         // Alive as long as this loop: the thread's context may name it without retaining it.
         ThreadContext.current.pointee.worker = Unmanaged.passUnretained(worker)
         defer { ThreadContext.current.pointee.worker = nil }
+        var runningRank: Int?
         while true {
             lock.lock()
-            if let job = state.jobs.popFirst() {
+            if let rank = runningRank {
+                state.runningByRank[rank] -= 1
+                runningRank = nil
+            }
+            if let (job, qualityOfService) = state.jobs.popFirst() {
+                let rank = JobQueue.rank(of: qualityOfService)
+                state.runningByRank[rank] += 1
+                runningRank = rank
                 lock.unlock()
                 worker.beginJob()
                 pendingJobs.subtract(1, ordering: .relaxed)
+                worker.adopt(qualityOfService)
                 job()
                 worker.endJob()
                 continue

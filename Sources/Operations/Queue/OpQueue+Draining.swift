@@ -6,10 +6,11 @@ import Dispatch
 extension OpQueue {
     /// Starts a drainer on the underlying Dispatch queue or the worker pool.
     final func startDrainer() {
-        if let (underlying, qos) = withLock({ storedUnderlyingQueue.map { ($0, storedQualityOfService) } }) {
+        let (underlying, qos) = withLock { (storedUnderlyingQueue, storedQualityOfService) }
+        if let underlying {
             underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain(sharing: true) }
         } else {
-            WorkerPool.shared.submit { self.drain(sharing: false) }
+            WorkerPool.shared.submit(qualityOfService: qos) { self.drain(sharing: false) }
         }
     }
 

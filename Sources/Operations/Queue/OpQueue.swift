@@ -268,8 +268,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// It is the Dispatch QoS with which the queue submits work to its ``underlyingQueue``, and
     /// the quality of service given to the operations that `addOperation` creates for `async`
-    /// closures (so their tasks get the matching priority); the library's own worker pool runs all
-    /// work alike. The default is `.default`
+    /// closures (so their tasks get the matching priority). On the library's own worker pool,
+    /// when workers are scarce, the queues of a higher class get a worker first: a
+    /// `.userInitiated` queue does not wait behind a backlog of `.background` work (on Apple
+    /// platforms, its work also runs on threads of that class). The default is `.default`
     /// (`.userInteractive` for ``main``).
     public var qualityOfService: DispatchQoS.QoSClass {
         get { withLock { storedQualityOfService } }

@@ -1,0 +1,85 @@
+import Dispatch
+import Operations
+import Workloads
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// `instructions WORKLOAD N`: runs one workload of N operations and exits, for counting
+// instructions with callgrind (see `instructions.sh`, which runs it at two sizes and divides the
+// difference by the difference of N: start-up and fixed costs cancel out). Instruction counts are
+// repeatable where wall-clock times are not, so they are the regression figure for the hot path.
+//
+// The runs wait on a semaphore signalled by a barrier, not with `waitUntilAllOperationsAreFinished`,
+// whose deadlock searches (every 50 ms while a thread waits) would add instructions that depend
+// on how long the run takes.
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
+    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|async-width-1 N")
+    exit(2)
+}
+
+/// Adds `operations` to `queue` and waits, without a deadlock-searching wait, until they are done.
+func run(_ operations: [Op], on queue: OpQueue = OpQueue()) {
+    let done = DispatchSemaphore(value: 0)
+    queue.addOperations(operations, waitUntilFinished: false)
+    queue.addBarrierBlock { done.signal() }
+    done.wait()
+}
+
+switch arguments[1] {
+case "independent":
+    run((0..<count).map { _ in BlockOp {} })
+case "width-1":
+    let queue = OpQueue()
+    queue.maxConcurrentOperationCount = 1
+    run((0..<count).map { _ in BlockOp {} }, on: queue)
+case "chain":
+    var operations: [Op] = []
+    operations.reserveCapacity(count)
+    for _ in 0..<count {
+        let operation = BlockOp {}
+        if let last = operations.last { operation.addDependency(last) }
+        operations.append(operation)
+    }
+    run(operations)
+case "fan-in":
+    let sink = BlockOp {}
+    var operations: [Op] = []
+    for _ in 0..<count {
+        let operation = BlockOp {}
+        sink.addDependency(operation)
+        operations.append(operation)
+    }
+    run(operations + [sink])
+case "dag":
+    var random = SplitMix64(seed: 42)   // the same DAG in every run
+    var operations: [Op] = []
+    for index in 0..<count {
+        let operation = BlockOp {}
+        if index > 0 {
+            for _ in 0..<4 { operation.addDependency(operations[Int(random.next() % UInt64(index))]) }
+        }
+        operations.append(operation)
+    }
+    run(operations)
+case "groups":
+    run((0..<count).map { _ in GroupOp(operations: (0..<10).map { _ in BlockOp {} }) })
+case "conditions":
+    let always = OpCondition.predicate("always") { _ in true }
+    run((0..<count).map { _ in
+        let operation = BlockOp {}
+        operation.addCondition(always)
+        return operation
+    })
+case "async-width-1":
+    let queue = OpQueue()
+    queue.maxConcurrentOperationCount = 1
+    run((0..<count).map { _ in AsyncOp {} }, on: queue)
+default:
+    print("unknown workload \(arguments[1])")
+    exit(2)
+}

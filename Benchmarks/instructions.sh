@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Instructions per operation for the main workloads, counted by callgrind: repeatable on a noisy
+# machine where wall-clock times are not, so this is the regression figure for the hot path.
+#
+#     ./instructions.sh                  every workload
+#     ./instructions.sh chain dag        some of them
+#     N=20000 ./instructions.sh          a larger size (default 10,000; the second run is 2N)
+#
+# Each workload runs at N and 2N operations; the difference of the totals divided by N is the
+# cost per operation, with start-up and fixed costs cancelled out. Needs valgrind.
+set -euo pipefail
+cd "$(dirname "$0")"
+command -v valgrind >/dev/null || { echo "instructions.sh needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+n=${N:-10000}
+workloads=("$@")
+[ ${#workloads[@]} -gt 0 ] || workloads=(independent width-1 chain fan-in dag groups conditions async-width-1)
+swift build -c release --product instructions >/dev/null
+binary="$(swift build -c release --show-bin-path)/instructions"
+count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 |
+        awk '/Collected/ { print $4 }'
+}
+printf '| workload | instructions per operation |\n|---|---:|\n'
+for workload in "${workloads[@]}"; do
+    small=$(count "$workload" "$n")
+    large=$(count "$workload" $((2 * n)))
+    printf '| %s | %d |\n' "$workload" $(((large - small) / n))
+done
