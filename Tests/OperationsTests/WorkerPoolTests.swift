@@ -188,7 +188,9 @@ import Darwin
 
     @Test func withUnknownStatesEveryBlockedJobGetsAThread() {
         // Jobs that block make no progress: the pool adds a thread per look until each has one.
-        let pool = WorkerPool(coreCount: 1, maximumThreadCount: 64, readsSchedulerState: false)
+        // Two cores: up to 4 threads per core it grows without asking for an idle core, which a
+        // loaded machine (the whole suite under a sanitizer) may never leave.
+        let pool = WorkerPool(coreCount: 2, maximumThreadCount: 64, readsSchedulerState: false)
         let release = Gate()
         let started = Atomic(0)
         for _ in 0..<8 {

@@ -307,6 +307,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// service and its queue's underlying Dispatch queue. The group finishes when the last child
     /// has. Add work as children; a subclass that overrides this (to note the start, say) must
     /// call `super.execute()`.
+    /// A group starts its children on the thread that starts it (see ``execute()``): not brief.
+    override var startsBriefly: Bool { false }
+
     open override func execute() {
         let (qualityOfService, queue, hasProgress) = withState {
             ($0.qualityOfService, $0.queue, $0.existingProgress != nil)

@@ -144,7 +144,9 @@ open class AsyncOp: Op, @unchecked Sendable {
         switch lifecycleTransition({ $0.requestFinish() }) {
         case .success(let finish):
             withState { _ in task = nil }
-            performFinish(finish, releasesSlot: true)
+            // From the task of its own `async` body, the queue's next operations may start right
+            // here, without a hop to the worker pool.
+            performFinish(finish, releasesSlot: true, inOwnTask: Op.currentTaskOperation === self)
         case .failure(let error):
             trap(error.misuse)
         }
@@ -174,6 +176,9 @@ open class AsyncOp: Op, @unchecked Sendable {
             withUnsafeCurrentTask { $0?.cancel() }
         }
     }
+
+    /// Starting it runs `execute()`, which only sets the work going.
+    override var startsBriefly: Bool { true }
 
     /// Cancels the task of a running `async` body.
     override func didCancelWhileExecuting() {

@@ -92,10 +92,14 @@ extension Op {
     /// left to the drainer, which makes it leave the queue with its next lock acquisition and then
     /// completes it; the result says so.
     ///
+    /// With `inOwnTask` (an ``AsyncOp`` finishing in the task of its `async` body), a drainer that
+    /// giving back the slot requests runs here once the operation is complete, starting the
+    /// queue's next operations that start briefly (``OpQueue/drainStartsHere()``).
+    ///
     /// - Returns: Whether the drainer must make the operation leave its queue and complete it.
     @discardableResult
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
-                             inDrainer: Bool = false) -> Bool {
+                             inDrainer: Bool = false, inOwnTask: Bool = false) -> Bool {
         if flags.load(ordering: .relaxed) & Flags.instrumented != 0 || Instruments.isActive {
             // First: the finish precedes the starts of the dependents it releases. Also when no
             // instrument saw it start: one may have been installed since.
@@ -128,9 +132,15 @@ extension Op {
         if finish.hasDependents {
             notifyDependents(finish, releasesSlot: releasesSlot)
         }
+        var drainsHere: OpQueue?
         if releasesSlot, let queue = finish.queue {
-            queue.releaseSlot(of: self)
+            if inOwnTask {
+                drainsHere = queue.releaseSlotKeepingDrainer(of: self) ? queue : nil
+            } else {
+                queue.releaseSlot(of: self)
+            }
         }
+        defer { drainsHere?.drainStartsHere() }   // once this operation is complete
         if finish.hasCompletionBlock {
             let block = transition { machine in
                 let block = machine.takeCompletionBlock()

@@ -258,6 +258,12 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Called once, after the lock is released, when an executing operation is cancelled.
     func didCancelWhileExecuting() {}
 
+    /// Whether starting the operation only sets its work going and returns at once (an
+    /// ``AsyncOp``'s `execute()` starts a task or a callback): a queue may then start it from a
+    /// thread of Swift's cooperative pool, where nothing may block (see
+    /// ``OpQueue/drainStartsHere()``).
+    var startsBriefly: Bool { false }
+
     // MARK: Description
 
     /// The operation's class and its name (or address), for diagnostics.

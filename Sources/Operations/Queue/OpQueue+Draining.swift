@@ -34,14 +34,44 @@ extension OpQueue {
         }
     }
 
-    /// The body of ``drain(sharing:)``, with ``current`` set to this queue.
-    private final func drainLoop(sharing: Bool) {
-        withLock { machine.drainerStarted() }
+    /// Runs a requested drainer on the calling thread, a thread of Swift's cooperative pool (an
+    /// asynchronous operation finished in the task of its `async` body), where nothing may block:
+    /// it starts the operations that start briefly (``Op/startsBriefly``: an ``AsyncOp`` sets its
+    /// work going and returns), and hands the first other one, with the rest of the draining,
+    /// to the worker pool. A queue of `async` operations thus moves on without a hop to the pool.
+    final func drainStartsHere() {
+        ThreadContext.withQueue(self) {
+            drainLoop(sharing: false, startsOnlyBriefOnes: true)
+        }
+    }
+
+    /// Goes on draining on the worker pool with `entry`, popped by a drainer that could not run
+    /// it (``drainStartsHere()``): it runs it first.
+    private final func drain(handedOver entry: ReadyLists.Entry) {
+        ThreadContext.withQueue(self) {
+            drainLoop(sharing: false, handedOver: entry)
+        }
+    }
+
+    /// The body of ``drain(sharing:)``, with ``current`` set to this queue. With
+    /// `startsOnlyBriefOnes`, the first operation that does not start briefly goes, with the rest
+    /// of the draining, to a drainer on the worker pool; a `handedOver` entry (popped by such a
+    /// drainer, its slot taken) runs first, and this continues that drainer.
+    private final func drainLoop(sharing: Bool, startsOnlyBriefOnes: Bool = false, handedOver: ReadyLists.Entry? = nil) {
+        var handedOver = handedOver
+        if handedOver == nil {
+            withLock { machine.drainerStarted() }
+        }
         let started = DispatchTime.now().uptimeNanoseconds
         var noted = started
         var releasing = false
         var leaving: Op?
         while true {
+            if let entry = handedOver {
+                handedOver = nil
+                run(entry, releasing: &releasing, leaving: &leaving)
+                continue
+            }
             // One lock acquisition per operation: the one that just finished leaves, its slot is
             // given back, and the next one is taken.
             let step: DrainStep = withLock {
@@ -80,15 +110,13 @@ extension OpQueue {
                 if requestDrainer { startDrainer() }
                 entry = next
             }
-            switch entry.operation.runFromQueue(ticket: entry.ticket) {
-            case .finished(let completesInDrainer):
-                releasing = true
-                leaving = completesInDrainer ? entry.operation : nil
-            case .skipped:
-                releasing = true
-            case .continuesAsynchronously:
-                releasing = false
+            if startsOnlyBriefOnes, !entry.operation.startsBriefly {
+                // Not on a thread of the cooperative pool: the slot is taken, a worker runs it.
+                let qualityOfService = withLock { storedQualityOfService }
+                WorkerPool.shared.submit(qualityOfService: qualityOfService) { self.drain(handedOver: entry) }
+                return
             }
+            run(entry, releasing: &releasing, leaving: &leaving)
             if sharing {
                 // The Dispatch queue runs other work too: after a slice, hand it back.
                 if DispatchTime.now().uptimeNanoseconds - started > OpQueue.dispatchQueueTimeSlice {
@@ -110,6 +138,21 @@ extension OpQueue {
                     return
                 }
             }
+        }
+    }
+
+    /// Runs a popped entry's operation; says whether its slot is to be given back and whether it
+    /// leaves the queue with the next lock acquisition.
+    @inline(__always)
+    private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?) {
+        switch entry.operation.runFromQueue(ticket: entry.ticket) {
+        case .finished(let completesInDrainer):
+            releasing = true
+            leaving = completesInDrainer ? entry.operation : nil
+        case .skipped:
+            releasing = true
+        case .continuesAsynchronously:
+            releasing = false
         }
     }
 

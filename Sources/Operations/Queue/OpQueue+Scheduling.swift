@@ -140,6 +140,19 @@ extension OpQueue {
         if request { startDrainer() }
     }
 
+    /// An asynchronous operation gave its slot back from the task of its own `async` body;
+    /// returns whether the drainer this requested is the caller's to run, with
+    /// ``drainStartsHere()``. A queue on an ``underlyingQueue`` starts it there instead.
+    final func releaseSlotKeepingDrainer(of operation: Op) -> Bool {
+        let (request, underlying) = withLock { (machine.releaseSlot(), storedUnderlyingQueue) }
+        guard request else { return false }
+        if underlying != nil {
+            startDrainer()
+            return false
+        }
+        return true
+    }
+
     /// A member is finished for good: it leaves the queue, then completes (outside a drainer).
     final func leave(_ operation: Op) {
         performLeaving(withLock { leaveLocked(operation, callerWillPoll: false) }, completing: operation)
