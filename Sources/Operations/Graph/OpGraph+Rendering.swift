@@ -65,7 +65,9 @@ extension OpGraph {
     }
 
     private func nodeText(_ node: Node, separator: String) -> String {
-        var parts = [node.label, "\(node.type) · \(node.state) · \(node.priority)"]
+        // The type once: a description starts with it unless a subclass overrides it.
+        let facts = node.label.hasPrefix(node.type) ? "\(node.state) · \(node.priority)" : "\(node.type) · \(node.state) · \(node.priority)"
+        var parts = [node.label, facts]
         if let queue = node.queue { parts.append("queue: \(queue)") }
         if node.isOnCycle { parts.append("on a dependency cycle") }
         if node.hasFailed { parts.append("failed") }
