@@ -42,6 +42,25 @@ if arguments.count == 4, arguments[1] == "memory", let count = Int(arguments[3])
     exit(0)
 }
 
+// `compare scale`: microseconds per operation from 1k to 10M operations, added by 1, 2, 4 and 8
+// threads at once (a table of its own; 10M takes a while).
+if arguments.count >= 2, arguments[1] == "scale" {
+    let counts = [1_000, 10_000, 100_000, 1_000_000, 10_000_000]
+    let submitters = [1, 2, 4, 8]
+    print("| operations | " + submitters.map { "\($0) submitter\($0 == 1 ? "" : "s")" }.joined(separator: " | ") + " |")
+    print("|---:|" + String(repeating: "---:|", count: submitters.count))
+    for count in counts {
+        let runs = count >= 1_000_000 ? 1 : 3
+        let cells = submitters.map { threads in
+            let seconds = Measure.best(of: runs) { Workloads.oursScale(count, submitters: threads) }
+            return String(format: "%.2f µs/op", seconds / Double(count) * 1e6)
+        }
+        print("| \(count) | " + cells.joined(separator: " | ") + " |")
+        fflush(nil)
+    }
+    exit(0)
+}
+
 let filter = arguments.dropFirst().first
 let repetitions = Int(ProcessInfo.processInfo.environment["REPEAT"] ?? "") ?? 3
 var report = Report()

@@ -68,6 +68,11 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     private let isMainQueue: Bool
     /// Whether the queue runs a group's children (it is then not in the ``QueueRegistry``).
     final let isGroupQueue: Bool
+    /// Tells queues apart for the life of the process (a new queue may reuse a dead one's
+    /// address); used by trace recordings to name each queue once.
+    final let serial: UInt64 = OpQueue.serialCounter.add(1, ordering: .relaxed).newValue
+    /// Relaxed: serial numbers only need to be unique.
+    private static let serialCounter = Atomic<UInt64>(0)
 
     /// The queue's progress: once you set its ``OpProgress/totalUnitCount``, every operation that
     /// leaves the queue (finished, its completion block returned; barriers included) adds one to

@@ -29,16 +29,9 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
     private var threads: [Int: String] = [:]
     private var isStopped = false
     private var stopTime: UInt64?
-    /// The names of the queues seen, read once per queue: an unnamed queue's name is formatted
-    /// on each read.
-    private var queueNames: [ObjectIdentifier: QueueName] = [:]
-
-    private struct QueueName {
-        /// Weak: a recording keeps no queue alive (and a new queue at a dead one's address is
-        /// told apart by it).
-        weak var queue: OpQueue?
-        let name: String
-    }
+    /// The names of the queues seen, by their serial numbers, read once per queue (an unnamed
+    /// queue's name is formatted on each read); a recording keeps no queue alive.
+    private var queueNames: [UInt64: String] = [:]
     private let startTime: UInt64
 
     init() {
@@ -74,7 +67,11 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
 
     // MARK: OpInstrument
 
+    // Each hook ignores an event from before the recording started: a hook that read the time
+    // before this recording was installed may still find it installed.
+
     func operationsEnqueued(_ operations: [Op], in queue: OpQueue, at time: UInt64) {
+        guard time >= startTime else { return }
         let queueName = name(of: queue.isGroupQueue ? nil : queue)
         lock.withLock {
             guard !isStopped else { return }
@@ -86,6 +83,7 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
     }
 
     func operationStarted(_ operation: Op, at time: UInt64, thread: Int) {
+        guard time >= startTime else { return }
         let isWorker = Instruments.currentThread.isWorker
         lock.withLock {
             guard !isStopped else { return }
@@ -95,6 +93,7 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
     }
 
     func operationFinished(_ operation: Op, _ finish: InstrumentedFinish) {
+        guard finish.time >= startTime else { return }
         let isWorker = Instruments.currentThread.isWorker
         let queueName = name(of: finish.queue)
         let finish = finish.withoutQueue()
@@ -109,12 +108,11 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
     /// The name of `queue`, read once per queue.
     private func name(of queue: OpQueue?) -> String? {
         guard let queue else { return nil }
-        let id = ObjectIdentifier(queue)
-        if let known = lock.withLock({ queueNames[id] }), known.queue === queue {
-            return known.name
+        if let known = lock.withLock({ queueNames[queue.serial] }) {
+            return known
         }
         let name = queue.name ?? ""   // outside the lock: it takes the queue's
-        lock.withLock { queueNames[id] = QueueName(queue: queue, name: name) }
+        lock.withLock { queueNames[queue.serial] = name }
         return name
     }
 
