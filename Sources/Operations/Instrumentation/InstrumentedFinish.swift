@@ -3,8 +3,8 @@
 struct InstrumentedFinish: Sendable {
     /// Nanoseconds of Dispatch's uptime clock.
     let time: UInt64
-    /// The trace thread it finished on.
-    let thread: Int
+    /// The thread it finished on.
+    let thread: TraceThread
     /// The operation's serial number.
     let serial: UInt64
     let name: String?

@@ -4,9 +4,9 @@ import Synchronization
 /// The installed ``OpInstrument``s, and the hooks through which operations and queues tell them
 /// what happens.
 ///
-/// When none is installed, an operation pays one relaxed atomic load when it starts and one when
-/// it is enqueued (per batch); an operation that no instrument saw (``Op/Flags/instrumented``
-/// unset) pays nothing more when it finishes.
+/// When none is installed, an operation pays one relaxed atomic load when it starts, one when it
+/// finishes (after reading its flags, which it does anyway), and one per batch when it is
+/// enqueued.
 enum Instruments {
     /// How many instruments are installed; read relaxed on the path of every operation.
     private static let installedCount = Atomic<Int>(installedFirst.count)
@@ -51,14 +51,13 @@ enum Instruments {
     /// Nanoseconds of Dispatch's uptime clock, the time base of every instrument event.
     static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-    /// The calling thread's number in traces (1, 2, …, in the order threads first appear), and
-    /// whether it is one of the library's worker threads.
-    static var currentThread: (number: Int, isWorker: Bool) {
+    /// The calling thread, as traces know it.
+    static var currentThread: TraceThread {
         let context = ThreadContext.current
         if context.pointee.traceThread == 0 {
             context.pointee.traceThread = threadCounter.add(1, ordering: .relaxed).newValue
         }
-        return (context.pointee.traceThread, context.pointee.worker != nil)
+        return TraceThread(number: context.pointee.traceThread, isWorker: context.pointee.worker != nil)
     }
 
     // MARK: Hooks
@@ -89,7 +88,7 @@ enum Instruments {
     static func started(_ operation: Op) {
         let time = now
         markInstrumented(operation)
-        let thread = currentThread.number
+        let thread = currentThread
         for instrument in current {
             instrument.operationStarted(operation, at: time, thread: thread)
         }
@@ -119,7 +118,7 @@ enum Instruments {
         }
         let finish = InstrumentedFinish(
             time: time,
-            thread: currentThread.number,
+            thread: currentThread,
             serial: operation.serial,
             name: name,
             type: type(of: operation),

@@ -8,8 +8,8 @@ protocol OpInstrument: AnyObject, Sendable {
     /// clock), on the thread that adds them.
     func operationsEnqueued(_ operations: [Op], in queue: OpQueue, at time: UInt64)
 
-    /// `operation` starts executing at `time` on trace thread `thread`.
-    func operationStarted(_ operation: Op, at time: UInt64, thread: Int)
+    /// `operation` starts executing at `time` on `thread`.
+    func operationStarted(_ operation: Op, at time: UInt64, thread: TraceThread)
 
     /// `operation` finished, as `finish` says.
     func operationFinished(_ operation: Op, _ finish: InstrumentedFinish)

@@ -74,7 +74,7 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
         }
     }
 
-    func operationStarted(_ operation: Op, at time: UInt64, thread: Int) {
+    func operationStarted(_ operation: Op, at time: UInt64, thread: TraceThread) {
         let (group, queue) = operation.withState { ($0.group, $0.queue) }
         let span = startSpan(for: operation, group: group, queue: queue)
         entries.withLockedValue { $0[operation.serial, default: Entry()].span = span }

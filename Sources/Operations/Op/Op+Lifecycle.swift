@@ -133,12 +133,8 @@ extension Op {
             notifyDependents(finish, releasesSlot: releasesSlot)
         }
         var drainsHere: OpQueue?
-        if releasesSlot, let queue = finish.queue {
-            if inOwnTask {
-                drainsHere = queue.releaseSlotKeepingDrainer(of: self) ? queue : nil
-            } else {
-                queue.releaseSlot(of: self)
-            }
+        if releasesSlot, let queue = finish.queue, queue.releaseSlot(of: self, mayDrainHere: inOwnTask) {
+            drainsHere = queue
         }
         defer { drainsHere?.drainStartsHere() }   // once this operation is complete
         if finish.hasCompletionBlock {

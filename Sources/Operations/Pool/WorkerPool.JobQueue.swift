@@ -20,13 +20,16 @@ extension WorkerPool {
             count += 1
         }
 
-        /// The oldest job of the highest class that has one, and that class.
-        mutating func popFirst() -> (job: Job, qualityOfService: DispatchQoS.QoSClass)? {
+        /// The oldest job of the highest class that has one, that class and its ``rank(of:)``.
+        mutating func popFirst() -> (job: Job, qualityOfService: DispatchQoS.QoSClass, rank: Int)? {
             guard count > 0 else { return nil }
             while lanes[highest].isEmpty { highest += 1 }
             count -= 1
-            return (lanes[highest].popFirst()!, JobQueue.classes[highest])
+            return (lanes[highest].popFirst()!, JobQueue.classes[highest], highest)
         }
+
+        /// How many classes (and ranks) there are.
+        static var classCount: Int { classes.count }
 
         private static let classes: [DispatchQoS.QoSClass] = [.userInteractive, .userInitiated, .default, .utility, .background]
 

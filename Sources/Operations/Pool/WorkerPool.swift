@@ -93,7 +93,7 @@ final class WorkerPool: @unchecked Sendable {
     struct State {
         var jobs = JobQueue()
         /// How many workers run a job of each class (by ``JobQueue/rank(of:)``).
-        var runningByRank = [Int](repeating: 0, count: 5)
+        var runningByRank = [Int](repeating: 0, count: JobQueue.classCount)
         var idleWorkers: [Worker] = []
         var workers: [ObjectIdentifier: Worker] = [:]
         var threadCount = 0
@@ -202,8 +202,7 @@ final class WorkerPool: @unchecked Sendable {
                 state.runningByRank[rank] -= 1
                 runningRank = nil
             }
-            if let (job, qualityOfService) = state.jobs.popFirst() {
-                let rank = JobQueue.rank(of: qualityOfService)
+            if let (job, qualityOfService, rank) = state.jobs.popFirst() {
                 state.runningByRank[rank] += 1
                 runningRank = rank
                 lock.unlock()

@@ -4,13 +4,17 @@ import Dispatch
 // and run them one after another until none can start.
 
 extension OpQueue {
-    /// Starts a drainer on the underlying Dispatch queue or the worker pool.
-    final func startDrainer() {
+    /// Starts a drainer on the underlying Dispatch queue or the worker pool. With `handedOver`,
+    /// it continues a drainer that popped that entry but could not run it (see
+    /// ``drainStartsHere()``), and runs it first.
+    final func startDrainer(handingOver handedOver: ReadyLists.Entry? = nil) {
         let (underlying, qos) = withLock { (storedUnderlyingQueue, storedQualityOfService) }
         if let underlying {
-            underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) { self.drain(sharing: true) }
+            underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) {
+                self.drain(sharing: true, handedOver: handedOver)
+            }
         } else {
-            WorkerPool.shared.submit(qualityOfService: qos) { self.drain(sharing: false) }
+            WorkerPool.shared.submit(qualityOfService: qos) { self.drain(sharing: false, handedOver: handedOver) }
         }
     }
 
@@ -28,9 +32,9 @@ extension OpQueue {
 
     /// Pops and runs ready operations until none can start. A drainer `sharing` a Dispatch queue
     /// with other work hands it back after ``dispatchQueueTimeSlice``.
-    final func drain(sharing: Bool) {
+    final func drain(sharing: Bool, handedOver: ReadyLists.Entry? = nil) {
         ThreadContext.withQueue(self) {
-            drainLoop(sharing: sharing)
+            drainLoop(sharing: sharing, handedOver: handedOver)
         }
     }
 
@@ -42,14 +46,6 @@ extension OpQueue {
     final func drainStartsHere() {
         ThreadContext.withQueue(self) {
             drainLoop(sharing: false, startsOnlyBriefOnes: true)
-        }
-    }
-
-    /// Goes on draining on the worker pool with `entry`, popped by a drainer that could not run
-    /// it (``drainStartsHere()``): it runs it first.
-    private final func drain(handedOver entry: ReadyLists.Entry) {
-        ThreadContext.withQueue(self) {
-            drainLoop(sharing: false, handedOver: entry)
         }
     }
 
@@ -112,8 +108,7 @@ extension OpQueue {
             }
             if startsOnlyBriefOnes, !entry.operation.startsBriefly {
                 // Not on a thread of the cooperative pool: the slot is taken, a worker runs it.
-                let qualityOfService = withLock { storedQualityOfService }
-                WorkerPool.shared.submit(qualityOfService: qualityOfService) { self.drain(handedOver: entry) }
+                startDrainer(handingOver: entry)
                 return
             }
             run(entry, releasing: &releasing, leaving: &leaving)

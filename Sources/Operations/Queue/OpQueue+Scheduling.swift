@@ -134,23 +134,17 @@ extension OpQueue {
         }
     }
 
-    /// An operation gave its slot back outside a drainer.
-    final func releaseSlot(of operation: Op) {
-        let request = withLock { machine.releaseSlot() }
-        if request { startDrainer() }
-    }
-
-    /// An asynchronous operation gave its slot back from the task of its own `async` body;
-    /// returns whether the drainer this requested is the caller's to run, with
-    /// ``drainStartsHere()``. A queue on an ``underlyingQueue`` starts it there instead.
-    final func releaseSlotKeepingDrainer(of operation: Op) -> Bool {
-        let (request, underlying) = withLock { (machine.releaseSlot(), storedUnderlyingQueue) }
+    /// An operation gave its slot back outside a drainer. With `mayDrainHere` (an asynchronous
+    /// operation finishing in the task of its own `async` body), a drainer that this requests is
+    /// left to the caller, to run with ``drainStartsHere()``, unless the queue runs on an
+    /// ``underlyingQueue``; the result says whether it was.
+    @discardableResult
+    final func releaseSlot(of operation: Op, mayDrainHere: Bool = false) -> Bool {
+        let (request, onUnderlyingQueue) = withLock { (machine.releaseSlot(), storedUnderlyingQueue != nil) }
         guard request else { return false }
-        if underlying != nil {
-            startDrainer()
-            return false
-        }
-        return true
+        if mayDrainHere && !onUnderlyingQueue { return true }
+        startDrainer()
+        return false
     }
 
     /// A member is finished for good: it leaves the queue, then completes (outside a drainer).

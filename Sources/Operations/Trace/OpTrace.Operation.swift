@@ -61,7 +61,7 @@ extension OpTrace {
 
         mutating func record(_ finish: InstrumentedFinish, at time: Duration, typeName: String, queueName: String?) {
             finishedAt = time
-            finishThread = finish.thread
+            finishThread = finish.thread.number
             name = finish.name
             self.typeName = typeName
             if self.queueName == nil { self.queueName = queueName }

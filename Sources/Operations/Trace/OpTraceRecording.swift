@@ -82,26 +82,24 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
         }
     }
 
-    func operationStarted(_ operation: Op, at time: UInt64, thread: Int) {
+    func operationStarted(_ operation: Op, at time: UInt64, thread: TraceThread) {
         guard time >= startTime else { return }
-        let isWorker = Instruments.currentThread.isWorker
         lock.withLock {
             guard !isStopped else { return }
-            events.append(.started(serial: operation.serial, time: time, thread: thread))
-            nameThread(thread, isWorker: isWorker)
+            events.append(.started(serial: operation.serial, time: time, thread: thread.number))
+            nameThread(thread)
         }
     }
 
     func operationFinished(_ operation: Op, _ finish: InstrumentedFinish) {
         guard finish.time >= startTime else { return }
-        let isWorker = Instruments.currentThread.isWorker
         let queueName = name(of: finish.queue)
         let finish = finish.withoutQueue()
         lock.withLock {
             // A finish that happened before the stop but arrives after it still counts.
             guard !isStopped || finish.time <= stopTime ?? 0 else { return }
             events.append(.finished(finish, queueName: queueName))
-            nameThread(finish.thread, isWorker: isWorker)
+            nameThread(finish.thread)
         }
     }
 
@@ -117,9 +115,9 @@ public final class OpTraceRecording: OpInstrument, @unchecked Sendable {
     }
 
     /// Names a thread the first time it appears. Call with the lock held.
-    private func nameThread(_ thread: Int, isWorker: Bool) {
-        if threads[thread] == nil {
-            threads[thread] = isWorker ? "worker thread \(thread)" : "thread \(thread)"
+    private func nameThread(_ thread: TraceThread) {
+        if threads[thread.number] == nil {
+            threads[thread.number] = thread.name
         }
     }
 }
