@@ -36,11 +36,15 @@ let package = Package(
         .target(
             name: "Operations",
             dependencies: [
+                "OperationsRuntimeShims",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
             ],
             swiftSettings: strictSettings
         ),
+        // A declaration of one Swift runtime function (a conditional retain), which Swift code
+        // cannot declare itself; internal to `Operations`, not a product.
+        .target(name: "OperationsRuntimeShims"),
         .executableTarget(
             name: "DownloadDemo",
             dependencies: ["Operations"],

@@ -146,7 +146,7 @@ import Testing
         let finish = machine.finish()
         check(finish.dependents.count == 1 && finish.dependents[0] === dependent)
         check(!machine.addDependent(BlockOp {}))
-        check(!machine.removeDependent(dependent))
+        check(!machine.removeDependent(serial: dependent.serial))
     }
 
     @Test func asynchronousFinishRejectsMisuse() {

@@ -24,24 +24,18 @@ import Testing
         #expect(list.array == [3, 2])
     }
 
-    @Test func removingAllReferencesPassesEachInOrderAndEmptiesTheList() {
+    @Test func removingAllDependentsPassesEachInOrderAndEmptiesTheList() {
         let kept = (BlockOp {}, BlockOp {})
-        var list = SmallList<WeakOp>()
-        list.append(WeakOp(kept.0))
-        var releasedSerial: UInt64 = 0
-        do {
-            let released = BlockOp {}
-            releasedSerial = released.serial
-            list.append(WeakOp(released))
-        }
-        list.append(WeakOp(kept.1))
+        var list = SmallList<DependentLink>()
+        list.append(DependentLink(kept.0))
+        list.append(DependentLink(kept.1))
         var seen: [(Op?, UInt64)] = []
-        list.removeAllReferences { seen.append(($0, $1)) }
+        list.removeAllDependents { seen.append(($0, $1)) }
         #expect(list.isEmpty)
-        #expect(seen.map(\.1) == [kept.0.serial, releasedSerial, kept.1.serial])
-        #expect(seen[0].0 === kept.0 && seen[1].0 == nil && seen[2].0 === kept.1)
+        #expect(seen.map(\.1) == [kept.0.serial, kept.1.serial])
+        #expect(seen[0].0 === kept.0 && seen[1].0 === kept.1)
         var calls = 0
-        list.removeAllReferences { _, _ in calls += 1 }
+        list.removeAllDependents { _, _ in calls += 1 }
         #expect(calls == 0)
     }
 }

@@ -57,18 +57,17 @@ struct SmallList<Element>: Sequence {
     }
 }
 
-extension SmallList where Element == WeakOp {
-    /// Empties the list, calling `body` with each reference's operation (`nil` if it was
-    /// released) and serial number, in order. The references are moved out and read where they
-    /// lie, never copied: copying a weak reference updates the weak count of the object it
-    /// refers to, which the threads finishing that object's dependencies all share.
-    mutating func removeAllReferences(_ body: (Op?, UInt64) -> Void) {
+extension SmallList where Element == DependentLink {
+    /// Empties the list, calling `body` with each dependent, retained (`nil` if its
+    /// deinitialization has begun), and its serial number, in order. Call with the lock of the
+    /// operation whose list this is held (see ``DependentLink/retainIfAlive()``).
+    mutating func removeAllDependents(_ body: (Op?, UInt64) -> Void) {
         guard let first = head.take() else { return }
-        body(first.operation, first.serial)
+        body(first.retainIfAlive(), first.serial)
         let rest = tail
         tail = []
-        for index in rest.indices {
-            body(rest[index].operation, rest[index].serial)
+        for link in rest {
+            body(link.retainIfAlive(), link.serial)
         }
     }
 }

@@ -20,12 +20,15 @@ extension Op {
         if operation === self {
             misuse("\(self) cannot depend on itself. Remove the addDependency(_:) call, or make it depend on a different operation.")
         }
-        let (result, registry, isFirstDependency): (OpStateMachine.AddDependencyResult, ObserverRegistry?, Bool) = withBothLocked(operation) {
+        let (result, registry, isFirstDependency, heldUntilUnlocked): (OpStateMachine.AddDependencyResult, ObserverRegistry?, Bool, [Op]) = withBothLocked(operation) {
             let dependencyIsUnfinished = !operation.machine.isFinished
             let isNewer = operation.serial > serial
             // An operation finished for good holds a newer dependency weakly if it could be on a
             // loop (see `settleDependencies()`); both locks are held, so no fence is needed.
             var holdsWeakly = false
+            // Dependencies that become weakly held are released after unlocking (see
+            // `settleDependencies()`).
+            let heldUntilUnlocked = machine.lifecycle == .finished ? machine.dependencies : []
             if isNewer, machine.lifecycle == .finished {
                 holdsWeakly = operation.machine.hasHadDependencies
                 if !holdsWeakly { operation.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed) }
@@ -46,14 +49,20 @@ extension Op {
                 let registered = operation.machine.addDependent(self)
                 precondition(registered, "Internal inconsistency: an unfinished dependency refused its dependent")
             }
-            return (result, machine.registry, isFirstDependency)
+            return (result, machine.registry, isFirstDependency, heldUntilUnlocked)
         }
+        withExtendedLifetime(heldUntilUnlocked) {}
         if case .added = result, isFirstDependency {
             // Its first dependency: if a finished operation holds this one strongly, the new edge
             // could close a loop (see `settleDependencies()`); the fence pairs with that side's.
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             if isHeldByFinishedOlderOperation.load(ordering: .relaxed) {
-                withState { $0.weakenEveryDependency() }
+                let heldUntilUnlocked = withState { machine in
+                    let held = machine.dependencies
+                    machine.weakenEveryDependency()
+                    return held
+                }
+                withExtendedLifetime(heldUntilUnlocked) {}
             }
         }
         if case .added(let counted) = result {
@@ -73,7 +82,7 @@ extension Op {
     public final func removeDependency(_ operation: Op) {
         let action: OpStateMachine.ReadinessAction? = withBothLocked(operation) {
             guard machine.dependencies.contains(where: { $0 === operation }) else { return nil }
-            let wasCounted = operation.machine.removeDependent(self)
+            let wasCounted = operation.machine.removeDependent(serial: serial)
             if wasCounted {
                 DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: operation.serial)
             }
@@ -89,6 +98,21 @@ extension Op {
         performReadiness(action)
         deliverChanges()
         withState { $0.queue }?.rearmStallCheck()
+    }
+
+    /// Called as the operation is deinitialized: every dependency that still lists it as a
+    /// dependent forgets it, under the dependency's lock, so that no link to it outlives it (see
+    /// ``DependentLink``). A finished dependency is skipped without its lock: its finished flag is
+    /// published only once it has taken its list of dependents.
+    final func detachFromUnfinishedDependencies() {
+        // Deinitializing: no other thread reaches this operation's state any more (a dependency
+        // that lists it fails to retain it), so it is read without the lock.
+        for dependency in machine.unfinishedDependencies {
+            let removed = dependency.withState { $0.removeDependent(serial: serial) }
+            if removed {
+                DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: dependency.serial)
+            }
+        }
     }
 
     /// Runs `body` with the locks of this operation and `other` held.

@@ -105,9 +105,8 @@ extension Op {
             // instrument saw it start: one may have been installed since.
             Instruments.finished(self, hasExecuted: finish.hasExecuted, queue: finish.queue)
         }
-        // Counted from serial numbers, without retaining the dependents: a dependent with many
-        // dependencies is held weakly by each, and retaining an object with weak references
-        // takes a slower path on a count that the threads finishing those dependencies share.
+        // Counted from serial numbers, which the action carries: a dependent that was being
+        // deinitialized as this operation finished is known only by its serial number.
         var resolvedBackwardEdges = 0
         if finish.hasDependents, finish.firstDependentSerial < serial { resolvedBackwardEdges += 1 }
         for dependent in finish.otherDependents where dependent.serial < serial { resolvedBackwardEdges += 1 }
@@ -174,7 +173,7 @@ extension Op {
         // its queue only afterwards.
         let pollingQueue = releasesSlot ? nil : finish.queue
         if finish.otherDependents.isEmpty {
-            // Passed on borrowed, not retained (see `performFinish`).
+            // Passed on borrowed: the action holds it.
             notify(finish.firstDependent!, pollingQueue: pollingQueue)
             return
         }
@@ -244,7 +243,10 @@ extension Op {
     /// had a dependency; the dependency's side records its first dependency and then reads the
     /// mark, each with a full fence in between, so at least one of them sees the other.
     final func settleDependencies() {
-        withState { machine in
+        // The dependencies now held weakly are released after unlocking: one may be the last
+        // reference, and a deinitialization takes other operations' locks.
+        let heldUntilUnlocked = withState { machine in
+            let held = machine.dependencies
             var weakened: Set<ObjectIdentifier> = []
             for dependency in machine.newerDependencies(than: serial) {
                 dependency.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed)
@@ -254,6 +256,8 @@ extension Op {
                 }
             }
             machine.weaken(weakened)
+            return held
         }
+        withExtendedLifetime(heldUntilUnlocked) {}
     }
 }

@@ -103,6 +103,7 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         // An operation keeps its dependencies alive; releasing the last operation of a long chain
         // recursively would overflow the stack, so its dependencies are released iteratively.
         if machine.hasHadDependencies {
+            detachFromUnfinishedDependencies()
             var dependencies = machine.takeDependencies()
             ReleaseTrampoline.release(&dependencies)
         }

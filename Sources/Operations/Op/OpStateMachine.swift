@@ -122,9 +122,10 @@ struct OpStateMachine {
         return dependencyList.array
     }
     /// Operations that counted this one as an unfinished dependency; emptied when it finishes.
-    /// Held weakly, like Foundation's: a dependent that nobody keeps (not in a queue, no reference)
-    /// is released even though this operation has not finished.
-    private(set) var dependents = SmallList<WeakOp>()
+    /// Not retained, like Foundation's: a dependent that nobody keeps (not in a queue, no
+    /// reference) is released even though this operation has not finished, and removes itself
+    /// from the list as it goes (see ``DependentLink``).
+    private(set) var dependents = SmallList<DependentLink>()
     private(set) var priority: Op.QueuePriority = .normal
     /// State that most operations never use, allocated on first use so that a pending operation
     /// stays small (a million pending operations are a benchmark).
@@ -533,19 +534,18 @@ struct OpStateMachine {
     mutating func addDependent(_ dependent: Op) -> Bool {
         switch lifecycle {
         case .pending, .executing:
-            dependents.append(WeakOp(dependent))
+            dependents.append(DependentLink(dependent))
             return true
         case .finishing, .finished:
             return false
         }
     }
 
-    /// Forgets `dependent` (called on the dependency's side of `removeDependency`).
+    /// Forgets the dependent whose serial number is `dependentSerial` (called on the
+    /// dependency's side of `removeDependency`, and by a dependent being deinitialized).
     /// Returns whether it was still waiting for this operation.
-    mutating func removeDependent(_ dependent: Op) -> Bool {
-        // Compared by serial number: loading the weak reference here would create (and release,
-        // under the lock) a strong reference.
-        return dependents.removeFirst { $0.serial == dependent.serial } != nil
+    mutating func removeDependent(serial dependentSerial: UInt64) -> Bool {
+        dependents.removeFirst { $0.serial == dependentSerial } != nil
     }
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
@@ -796,7 +796,7 @@ struct OpStateMachine {
         var hasDependents = false
         var otherDependents: [Op] = []
         var releasedDependentSerials: [UInt64] = []
-        dependents.removeAllReferences { operation, serial in
+        dependents.removeAllDependents { operation, serial in
             if let operation {
                 if !hasDependents {
                     firstDependent = operation
@@ -903,6 +903,14 @@ struct OpStateMachine {
             }
         }
         return taken
+    }
+
+    /// The dependencies that hold the operation back, which list it as a dependent (those
+    /// that have not finished), when some do; otherwise empty.
+    var unfinishedDependencies: [Op] {
+        guard unfinishedDependencyCount > 0 else { return [] }
+        let all = extras?.settledDependencies?.compactMap(\.operation) ?? dependencyList.array
+        return all.filter { $0.flags.load(ordering: .acquiring) & Op.Flags.finished == 0 }
     }
 
     /// The serial numbers of the dependents still waiting (for bookkeeping when the operation is

@@ -1,0 +1,45 @@
+import OperationsRuntimeShims
+
+/// How a dependency lists an operation waiting for it: a reference that neither retains the
+/// dependent nor is weak.
+///
+/// A dependent holds its dependencies strongly; if the dependencies held their dependents
+/// strongly too, an operation graph that never runs would never be released. A weak reference
+/// would break that loop, but it gives every dependent a side table, and each retain and release
+/// of such an object then takes Swift's slower reference-counting path, on every operation of a
+/// dependency chain. So a dependency lists its dependents unretained, and the two sides clear
+/// the link between them:
+///
+/// - The dependent, when it is deinitialized, removes itself from each unfinished dependency's
+///   list, under that dependency's lock, before it releases its dependencies
+///   (``Op/detachFromUnfinishedDependencies()``). Until it has done so, its memory stays valid.
+/// - The dependency, when it finishes, takes its list under its own lock and retains each
+///   dependent with ``retainIfAlive()``, which refuses an object whose deinitialization has
+///   begun: that dependent is blocked on the same lock, and is skipped. The finished flag is
+///   published (with release ordering) only after the list is taken, so a deinitializing dependent
+///   that reads it needs no lock: the dependency is done with the list.
+struct DependentLink {
+    /// The dependent, not retained.
+    let reference: Unmanaged<Op>
+    /// The dependent's serial number, known without touching it.
+    let serial: UInt64
+
+    init(_ operation: Op) {
+        reference = .passUnretained(operation)
+        serial = operation.serial
+    }
+
+    /// Whether this links `operation`, compared by identity without touching it.
+    func links(_ operation: Op) -> Bool {
+        reference.toOpaque() == Unmanaged.passUnretained(operation).toOpaque()
+    }
+
+    /// A strong reference to the dependent, or `nil` if its deinitialization has begun.
+    ///
+    /// Call only with the lock of the dependency that lists it held: that lock keeps a
+    /// deinitializing dependent's memory valid (see the type's discussion).
+    func retainIfAlive() -> Op? {
+        guard swift_tryRetain(reference.toOpaque()) != nil else { return nil }
+        return reference.takeRetainedValue()
+    }
+}
