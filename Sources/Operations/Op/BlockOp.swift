@@ -15,17 +15,29 @@
 /// the blocks one after another.) To run closures one after another, add them as separate
 /// operations to a queue with ``OpQueue/maxConcurrentOperationCount`` 1.
 open class BlockOp: Op, @unchecked Sendable {
-    // @unchecked Sendable: `firstBlock` and `otherBlocks` are written with the operation's stripe
+    // @unchecked Sendable: `body` and the block list are written with the operation's stripe
     // lock held, and only while it is pending; `main()` reads them after the start transition,
     // which took the same lock, so it sees every block and none can be added any more.
     // Unchecked exclusivity on the hot path, checked in the checked build (see `Lock.swift`).
+    //
+    // One stored closure keeps a pending operation small: the only block, or, once there are
+    // several, a closure that runs the list (kept in the operation's extras) concurrently.
     #if OPERATIONS_INTERNAL_CHECKS
-    private final var firstBlock: (@Sendable () -> Void)?
-    private final var otherBlocks: [@Sendable () -> Void] = []
+    private final var body: (@Sendable () -> Void)?
     #else
-    @exclusivity(unchecked) private final var firstBlock: (@Sendable () -> Void)?
-    @exclusivity(unchecked) private final var otherBlocks: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private final var body: (@Sendable () -> Void)?
     #endif
+
+    /// The blocks of an operation that has more than one, in the order they were added.
+    final class BlockList: @unchecked Sendable {
+        // @unchecked Sendable: appended to with the operation's lock held while it is pending,
+        // read once it started (see `BlockOp`).
+        var blocks: [@Sendable () -> Void]
+
+        init(_ blocks: [@Sendable () -> Void]) {
+            self.blocks = blocks
+        }
+    }
 
     /// Creates an operation with no blocks yet; add them with ``addExecutionBlock(_:)``.
     public override init() {
@@ -34,7 +46,7 @@ open class BlockOp: Op, @unchecked Sendable {
 
     /// Creates an operation that runs `block`.
     public init(block: @escaping @Sendable () -> Void) {
-        firstBlock = block
+        body = block
         super.init()
     }
 
@@ -46,10 +58,18 @@ open class BlockOp: Op, @unchecked Sendable {
     public final func addExecutionBlock(_ block: @escaping @Sendable () -> Void) {
         let accepted = withState { machine -> Bool in
             guard machine.lifecycle == .pending else { return false }
-            if firstBlock == nil {
-                firstBlock = block
+            guard let only = body else {
+                body = block
+                return true
+            }
+            let extras = machine.ensureExtras()
+            if let list = extras.blockList {
+                list.blocks.append(block)
             } else {
-                otherBlocks.append(block)
+                let list = BlockList([only, block])
+                extras.blockList = list
+                // Unretained: the closure is stored in, and only called by, this operation.
+                body = { [unowned(unsafe) self] in self.runConcurrently(list.blocks) }
             }
             return true
         }
@@ -60,23 +80,20 @@ open class BlockOp: Op, @unchecked Sendable {
 
     /// The closures the operation runs, in the order they were added.
     public final var executionBlocks: [@Sendable () -> Void] {
-        withState { _ in allBlocks }
-    }
-
-    private final var allBlocks: [@Sendable () -> Void] {
-        guard let firstBlock else { return [] }
-        return [firstBlock] + otherBlocks
+        withState { machine in
+            if let list = machine.extras?.blockList { return list.blocks }
+            return body.map { [$0] } ?? []
+        }
     }
 
     /// Runs every block, concurrently, and returns when the last one has returned.
     open override func main() {
         // No lock needed: see the note on Sendable above.
-        guard let firstBlock else { return }
-        if otherBlocks.isEmpty {
-            firstBlock()
-            return
-        }
-        let blocks = allBlocks
+        body?()
+    }
+
+    /// Runs `blocks` side by side: the first on this thread, the others on worker threads.
+    private final func runConcurrently(_ blocks: [@Sendable () -> Void]) {
         let group = ConcurrentBlocks(blocks)
         let queue = ThreadContext.queue
         for _ in 1..<blocks.count {

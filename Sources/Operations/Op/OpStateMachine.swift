@@ -82,37 +82,142 @@ struct OpStateMachine {
         case waitingForExclusivity
     }
 
+    // MARK: Storage
+    //
+    // A pending operation is a benchmark (a million of them wait in a suspended queue), so the
+    // machine is kept to 36 bytes: the references first, then the small fields, which leave the
+    // operation's own one-byte fields room in the tail. The yes-or-no facts share one byte
+    // (``Bits``), and what only operations with dependencies or dependents use is in ``Links``,
+    // allocated on first use like ``Extras``.
+
+    /// The queue the operation was added to; kept until it completes.
+    private(set) var queue: OpQueue?
+    private(set) var extras: Extras?
+    /// The dependency lists, once the operation has a dependency or a dependent.
+    private var links: Links?
+    private(set) var ticket: UInt32 = 0
+    private var storedUnfinishedDependencyCount: Int32 = 0
+    private var bits: Bits = []
     private(set) var lifecycle: Lifecycle = .pending
-    private(set) var isCancelled = false
     /// Whether conditions or exclusivity still stand between readiness and the ready list. Only
     /// an operation in a queue passes them there (a manual start passes them on the calling
     /// thread); a cancelled operation skips them.
     private(set) var gate: Gate = .open
+    private(set) var priority: Op.QueuePriority = .normal
+
+    /// The machine's yes-or-no facts, one bit each.
+    struct Bits: OptionSet {
+        let rawValue: UInt8
+        static let cancelled = Bits(rawValue: 1 << 0)
+        static let observed = Bits(rawValue: 1 << 1)
+        static let exclusive = Bits(rawValue: 1 << 2)
+        static let runsWhenCancelled = Bits(rawValue: 1 << 3)
+        static let groupChild = Bits(rawValue: 1 << 4)
+        static let scheduled = Bits(rawValue: 1 << 5)
+        static let executed = Bits(rawValue: 1 << 6)
+        static let hadDependencies = Bits(rawValue: 1 << 7)
+    }
+
+    /// The dependencies and dependents of an operation that has some.
+    final class Links: @unchecked Sendable {
+        // @unchecked Sendable: like the machine that holds it, only touched with the operation's
+        // lock held.
+        var dependencies = SmallList<Op>()
+        var dependents = SmallList<DependentLink>()
+        var dependencyVersion: UInt32 = 0
+        var hasNewerDependency = false
+        var weakensEveryDependency = false
+    }
+
+    /// The links, allocated if needed.
+    private mutating func ensureLinks() -> Links {
+        if let links { return links }
+        let created = Links()
+        links = created
+        return created
+    }
+
+    private func has(_ bit: Bits) -> Bool { bits.contains(bit) }
+
+    private mutating func set(_ bit: Bits, _ value: Bool) {
+        if value { bits.insert(bit) } else { bits.remove(bit) }
+    }
+
+    // MARK: Facts
+
+    private(set) var isCancelled: Bool {
+        get { has(.cancelled) }
+        set { set(.cancelled, newValue) }
+    }
     /// Whether the operation has ``OpObserver``s (mirrored in ``Op/Flags/observed``).
-    private(set) var hasObservers = false
+    private(set) var hasObservers: Bool {
+        get { has(.observed) }
+        set { set(.observed, newValue) }
+    }
     /// Whether the operation asks for exclusivity categories, which it gives back when it finishes.
-    private(set) var isExclusive = false
+    private(set) var isExclusive: Bool {
+        get { has(.exclusive) }
+        set { set(.exclusive, newValue) }
+    }
     /// Whether the body runs even when the operation was cancelled before it started: a
     /// ``GroupOp`` runs to let its (cancelled) children finish.
-    private(set) var runsWhenCancelled = false
+    private(set) var runsWhenCancelled: Bool {
+        get { has(.runsWhenCancelled) }
+        set { set(.runsWhenCancelled, newValue) }
+    }
     /// Whether the operation is a group's child (its group learns of a failure as it finishes).
-    private(set) var isGroupChild = false
-    private(set) var unfinishedDependencyCount = 0
-    /// The dependencies, held strongly, in the order they were added (until they are settled).
-    private(set) var dependencyList = SmallList<Op>()
-    /// Whether a dependency was created after this operation (a "backward" edge, by serial
-    /// number): only such a dependency can close a loop of strong references.
-    private(set) var hasNewerDependency = false
+    private(set) var isGroupChild: Bool {
+        get { has(.groupChild) }
+        set { set(.groupChild, newValue) }
+    }
+    /// Whether a ready-list entry with the current ticket is in the queue.
+    private(set) var isScheduled: Bool {
+        get { has(.scheduled) }
+        set { set(.scheduled, newValue) }
+    }
+    /// Whether the body ever started (false for an operation cancelled before it started).
+    private(set) var hasExecuted: Bool {
+        get { has(.executed) }
+        set { set(.executed, newValue) }
+    }
     /// Whether the operation ever had a dependency (mirrored in ``Op/Flags/hadDependencies``).
     /// One that never had any is on no loop of dependencies, so a finished operation can keep
     /// holding it strongly (see ``Op/settleDependencies()``).
-    private(set) var hasHadDependencies = false
+    private(set) var hasHadDependencies: Bool {
+        get { has(.hadDependencies) }
+        set { set(.hadDependencies, newValue) }
+    }
+    private(set) var unfinishedDependencyCount: Int {
+        get { Int(storedUnfinishedDependencyCount) }
+        set { storedUnfinishedDependencyCount = Int32(newValue) }
+    }
+
+    // MARK: Links
+
+    /// The dependencies, held strongly, in the order they were added (until they are settled).
+    private(set) var dependencyList: SmallList<Op> {
+        get { links?.dependencies ?? SmallList() }
+        set { if links != nil || !newValue.isEmpty { ensureLinks().dependencies = newValue } }
+        _modify { yield &ensureLinks().dependencies }
+    }
+    /// Whether a dependency was created after this operation (a "backward" edge, by serial
+    /// number): only such a dependency can close a loop of strong references.
+    private(set) var hasNewerDependency: Bool {
+        get { links?.hasNewerDependency ?? false }
+        set { if links != nil || newValue { ensureLinks().hasNewerDependency = newValue } }
+    }
     /// Whether every dependency is held weakly once the operation is finished: it got one while
     /// a finished, older operation held it strongly (see ``Op/settleDependencies()``).
-    private(set) var weakensEveryDependency = false
+    private(set) var weakensEveryDependency: Bool {
+        get { links?.weakensEveryDependency ?? false }
+        set { if links != nil || newValue { ensureLinks().weakensEveryDependency = newValue } }
+    }
     /// Counts the changes of the dependency list, so that a check made twice can tell that the
     /// list did not change in between (see ``DependencyCycle``). Wraps.
-    private(set) var dependencyVersion: UInt32 = 0
+    private(set) var dependencyVersion: UInt32 {
+        get { links?.dependencyVersion ?? 0 }
+        set { ensureLinks().dependencyVersion = newValue }
+    }
 
     /// The dependencies, in the order they were added (a settled one that was released is gone).
     var dependencies: [Op] {
@@ -125,8 +230,11 @@ struct OpStateMachine {
     /// Not retained, like Foundation's: a dependent that nobody keeps (not in a queue, no
     /// reference) is released even though this operation has not finished, and removes itself
     /// from the list as it goes (see ``DependentLink``).
-    private(set) var dependents = SmallList<DependentLink>()
-    private(set) var priority: Op.QueuePriority = .normal
+    private(set) var dependents: SmallList<DependentLink> {
+        get { links?.dependents ?? SmallList() }
+        set { if links != nil || !newValue.isEmpty { ensureLinks().dependents = newValue } }
+        _modify { yield &ensureLinks().dependents }
+    }
     /// State that most operations never use, allocated on first use so that a pending operation
     /// stays small (a million pending operations are a benchmark).
     final class Extras: @unchecked Sendable {
@@ -164,6 +272,8 @@ struct OpStateMachine {
         var hasTimeoutTracker = false
         /// ``Op/progress``, once asked for.
         var progress: OpProgress?
+        /// A ``BlockOp``'s blocks, once it has more than one.
+        var blockList: BlockOp.BlockList?
     }
 
     /// A dependency of a finished operation: a newer one is held weakly, so that a loop of
@@ -208,8 +318,6 @@ struct OpStateMachine {
         return dependencyList.contains { $0 === operation }
     }
 
-    private(set) var extras: Extras?
-
     /// The extras, allocated if needed.
     mutating func ensureExtras() -> Extras {
         if let extras { return extras }
@@ -251,14 +359,6 @@ struct OpStateMachine {
         extras.registry = created
         return created
     }
-    /// The queue the operation was added to; kept until it completes.
-    private(set) var queue: OpQueue?
-    /// Whether a ready-list entry with the current ticket is in the queue.
-    private(set) var isScheduled = false
-    private(set) var ticket: UInt32 = 0
-    /// Whether the body ever started (false for an operation cancelled before it started).
-    private(set) var hasExecuted = false
-
     init() {}
 
     /// Whether the operation may start: all dependencies finished, or it was cancelled
@@ -545,7 +645,7 @@ struct OpStateMachine {
     /// dependency's side of `removeDependency`, and by a dependent being deinitialized).
     /// Returns whether it was still waiting for this operation.
     mutating func removeDependent(serial dependentSerial: UInt64) -> Bool {
-        dependents.removeFirst { $0.serial == dependentSerial } != nil
+        links?.dependents.removeFirst { $0.serial == dependentSerial } != nil
     }
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
@@ -796,7 +896,7 @@ struct OpStateMachine {
         var hasDependents = false
         var otherDependents: [Op] = []
         var releasedDependentSerials: [UInt64] = []
-        dependents.removeAllDependents { operation, serial in
+        links?.dependents.removeAllDependents { operation, serial in
             if let operation {
                 if !hasDependents {
                     firstDependent = operation
