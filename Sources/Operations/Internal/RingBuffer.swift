@@ -59,16 +59,29 @@ struct RingBuffer<Element> {
         return result
     }
 
+    /// Doubles the capacity, moving the elements (front first) to the start of the new storage
+    /// with two block moves: no element is copied, retained or released.
     private mutating func grow() {
-        let newCapacity = Swift.max(8, storage.count * 2)
-        var newStorage = [Element?](repeating: nil, count: newCapacity)
-        var index = head
-        for offset in 0..<count {
-            newStorage[offset] = storage[index].take()
-            index += 1
-            if index == storage.count { index = 0 }
+        let oldCapacity = storage.count
+        let newCapacity = Swift.max(8, oldCapacity * 2)
+        let (count, head) = (self.count, self.head)
+        let firstPart = Swift.min(count, oldCapacity - head)
+        let secondPart = count - firstPart
+        let grown = storage.withUnsafeMutableBufferPointer { old in
+            [Element?](unsafeUninitializedCapacity: newCapacity) { new, initialized in
+                let base = new.baseAddress!
+                if count > 0, let oldBase = old.baseAddress {
+                    base.moveInitialize(from: oldBase + head, count: firstPart)
+                    (base + firstPart).moveInitialize(from: oldBase, count: secondPart)
+                    // The old slots are uninitialized now: the old storage is freed with nils.
+                    (oldBase + head).initialize(repeating: nil, count: firstPart)
+                    oldBase.initialize(repeating: nil, count: secondPart)
+                }
+                (base + count).initialize(repeating: nil, count: newCapacity - count)
+                initialized = newCapacity
+            }
         }
-        storage = newStorage
-        head = 0
+        storage = grown
+        self.head = 0
     }
 }

@@ -52,7 +52,7 @@ extension Op {
     }
 
     /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
-    final func runFromQueue(ticket: UInt32) -> QueueRunOutcome {
+    final func runFromQueue(ticket: Op.Ticket) -> QueueRunOutcome {
         switch lifecycleTransition({ $0.startFromQueue(ticket: ticket) }) {
         case .run:
             ThreadContext.queue?.noteStarted(self)

@@ -95,9 +95,12 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
-        if !machine.dependents.isEmpty {
-            for dependentSerial in machine.waitingDependentSerials {
-                DependencyCycles.backwardEdgeResolved(dependentSerial: dependentSerial, dependencySerial: serial)
+        // Most operations never had a dependency or a dependent: one load tells (reading the
+        // machine's computed properties here would copy it, retaining each of its references).
+        guard let links = machine.links else { return }
+        if !links.dependents.isEmpty {
+            for link in links.dependents {
+                DependencyCycles.backwardEdgeResolved(dependentSerial: link.serial, dependencySerial: serial)
             }
         }
         // An operation keeps its dependencies alive; releasing the last operation of a long chain

@@ -67,7 +67,7 @@ struct OpStateMachine {
         /// The ready list to use.
         var priority: Op.QueuePriority
         /// Matches the operation's current ticket; a ready-list entry with an older ticket is stale.
-        var ticket: UInt32
+        var ticket: Op.Ticket
     }
 
     /// The steps between "every dependency finished" and "on the ready list" (see ``Gate``).
@@ -85,24 +85,20 @@ struct OpStateMachine {
     // MARK: Storage
     //
     // A pending operation is a benchmark (a million of them wait in a suspended queue), so the
-    // machine is kept to 36 bytes: the references first, then the small fields, which leave the
+    // machine is kept to 29 bytes: the references first, then the small fields, which leave the
     // operation's own one-byte fields room in the tail. The yes-or-no facts share one byte
-    // (``Bits``), and what only operations with dependencies or dependents use is in ``Links``,
-    // allocated on first use like ``Extras``.
+    // (``Bits``), the lifecycle and the gate another, and what only operations with dependencies
+    // or dependents use is in ``Links``, allocated on first use like ``Extras``.
 
     /// The queue the operation was added to; kept until it completes.
     private(set) var queue: OpQueue?
     private(set) var extras: Extras?
     /// The dependency lists, once the operation has a dependency or a dependent.
-    private var links: Links?
-    private(set) var ticket: UInt32 = 0
-    private var storedUnfinishedDependencyCount: Int32 = 0
+    private(set) var links: Links?
+    private(set) var ticket: Op.Ticket = 0
     private var bits: Bits = []
-    private(set) var lifecycle: Lifecycle = .pending
-    /// Whether conditions or exclusivity still stand between readiness and the ready list. Only
-    /// an operation in a queue passes them there (a manual start passes them on the calling
-    /// thread); a cancelled operation skips them.
-    private(set) var gate: Gate = .open
+    /// ``lifecycle`` in the low two bits, ``gate`` in the next two.
+    private var phase: UInt8 = 0
     private(set) var priority: Op.QueuePriority = .normal
 
     /// The machine's yes-or-no facts, one bit each.
@@ -121,12 +117,23 @@ struct OpStateMachine {
     /// The dependencies and dependents of an operation that has some.
     final class Links: @unchecked Sendable {
         // @unchecked Sendable: like the machine that holds it, only touched with the operation's
-        // lock held.
+        // lock held. Unchecked exclusivity on the hot path (the lock serializes every access),
+        // checked in the checked build, as for the machine itself (see `Op`).
+        #if OPERATIONS_INTERNAL_CHECKS
         var dependencies = SmallList<Op>()
         var dependents = SmallList<DependentLink>()
         var dependencyVersion: UInt32 = 0
+        var unfinishedDependencyCount: Int32 = 0
         var hasNewerDependency = false
         var weakensEveryDependency = false
+        #else
+        @exclusivity(unchecked) var dependencies = SmallList<Op>()
+        @exclusivity(unchecked) var dependents = SmallList<DependentLink>()
+        @exclusivity(unchecked) var dependencyVersion: UInt32 = 0
+        @exclusivity(unchecked) var unfinishedDependencyCount: Int32 = 0
+        @exclusivity(unchecked) var hasNewerDependency = false
+        @exclusivity(unchecked) var weakensEveryDependency = false
+        #endif
     }
 
     /// The links, allocated if needed.
@@ -187,16 +194,30 @@ struct OpStateMachine {
         get { has(.hadDependencies) }
         set { set(.hadDependencies, newValue) }
     }
+    private(set) var lifecycle: Lifecycle {
+        get { Lifecycle(rawValue: phase & 0b11).unsafelyUnwrapped }
+        set { phase = phase & ~0b11 | newValue.rawValue }
+    }
+    /// Whether conditions or exclusivity still stand between readiness and the ready list. Only
+    /// an operation in a queue passes them there (a manual start passes them on the calling
+    /// thread); a cancelled operation skips them.
+    private(set) var gate: Gate {
+        get { Gate(rawValue: phase >> 2 & 0b11).unsafelyUnwrapped }
+        set { phase = phase & 0b11 | newValue.rawValue << 2 }
+    }
+    /// How many dependencies hold the operation back (each lists it as a dependent).
     private(set) var unfinishedDependencyCount: Int {
-        get { Int(storedUnfinishedDependencyCount) }
-        set { storedUnfinishedDependencyCount = Int32(newValue) }
+        get { links.map { Int($0.unfinishedDependencyCount) } ?? 0 }
+        set { if links != nil || newValue != 0 { ensureLinks().unfinishedDependencyCount = Int32(newValue) } }
     }
 
     // MARK: Links
 
     /// The dependencies, held strongly, in the order they were added (until they are settled).
     private(set) var dependencyList: SmallList<Op> {
-        get { links?.dependencies ?? SmallList() }
+        _read {
+            if let links { yield links.dependencies } else { yield SmallList() }
+        }
         set { if links != nil || !newValue.isEmpty { ensureLinks().dependencies = newValue } }
         _modify { yield &ensureLinks().dependencies }
     }
@@ -231,7 +252,9 @@ struct OpStateMachine {
     /// reference) is released even though this operation has not finished, and removes itself
     /// from the list as it goes (see ``DependentLink``).
     private(set) var dependents: SmallList<DependentLink> {
-        get { links?.dependents ?? SmallList() }
+        _read {
+            if let links { yield links.dependents } else { yield SmallList() }
+        }
         set { if links != nil || !newValue.isEmpty { ensureLinks().dependents = newValue } }
         _modify { yield &ensureLinks().dependents }
     }
@@ -315,7 +338,8 @@ struct OpStateMachine {
                 return settled.contains { $0.names(operation) }
             }
         }
-        return dependencyList.contains { $0 === operation }
+        guard let links else { return false }
+        return links.dependencies.contains { $0 === operation }
     }
 
     /// The extras, allocated if needed.
@@ -599,10 +623,12 @@ struct OpStateMachine {
         if lists(dependency) {
             return .alreadyPresent
         }
-        dependencyVersion &+= 1
+        // The links are used directly: this is the hot path of building a graph.
+        let links = ensureLinks()
+        links.dependencyVersion &+= 1
         hasHadDependencies = true
-        if isNewer { hasNewerDependency = true }
-        let isWeak = lifecycle == .finished && (holdsWeakly || weakensEveryDependency)
+        if isNewer { links.hasNewerDependency = true }
+        let isWeak = lifecycle == .finished && (holdsWeakly || links.weakensEveryDependency)
         if isWeak {
             weaken([])
             settle()
@@ -611,15 +637,15 @@ struct OpStateMachine {
             extras!.settledDependencies = settled + [isWeak ? .weak(WeakOp(dependency)) : .strong(dependency)]
             return .added(counted: false)
         }
-        dependencyList.append(dependency)
+        links.dependencies.append(dependency)
         if let extras, extras.dependencySet != nil {
             extras.dependencySet!.insert(ObjectIdentifier(dependency))
-        } else if dependencyList.count >= Self.dependencySetThreshold {
-            ensureExtras().dependencySet = Set(dependencyList.lazy.map(ObjectIdentifier.init))
+        } else if links.dependencies.count >= Self.dependencySetThreshold {
+            ensureExtras().dependencySet = Set(links.dependencies.lazy.map(ObjectIdentifier.init))
         }
         let counts = dependencyIsUnfinished && lifecycle == .pending
         if counts {
-            unfinishedDependencyCount += 1
+            links.unfinishedDependencyCount += 1
             if gate == .open, let extras, !extras.conditions.isEmpty {
                 // Passed early (see ``startPassingGatesEarly()``), before this dependency: the
                 // conditions are evaluated again once it finished.
@@ -634,7 +660,7 @@ struct OpStateMachine {
     mutating func addDependent(_ dependent: Op) -> Bool {
         switch lifecycle {
         case .pending, .executing:
-            dependents.append(DependentLink(dependent))
+            ensureLinks().dependents.append(DependentLink(dependent))
             return true
         case .finishing, .finished:
             return false
@@ -669,8 +695,10 @@ struct OpStateMachine {
 
     /// One of the operations this one counted has finished.
     mutating func dependencyFinished() -> ReadinessAction {
-        precondition(unfinishedDependencyCount > 0, "Internal inconsistency: dependency count underflow in \(lifecycle)")
-        unfinishedDependencyCount -= 1
+        guard let links, links.unfinishedDependencyCount > 0 else {
+            preconditionFailure("Internal inconsistency: dependency count underflow in \(lifecycle)")
+        }
+        links.unfinishedDependencyCount -= 1
         return scheduleIfReady()
     }
 
@@ -823,7 +851,7 @@ struct OpStateMachine {
     }
 
     /// A start by the operation's queue, from a ready-list entry carrying `ticket`.
-    mutating func startFromQueue(ticket entryTicket: UInt32) -> StartAction {
+    mutating func startFromQueue(ticket entryTicket: Op.Ticket) -> StartAction {
         guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
         isScheduled = false
         guard isReady else { return .skip }
@@ -1013,11 +1041,6 @@ struct OpStateMachine {
         return all.filter { $0.flags.load(ordering: .acquiring) & Op.Flags.finished == 0 }
     }
 
-    /// The serial numbers of the dependents still waiting (for bookkeeping when the operation is
-    /// deallocated before finishing).
-    var waitingDependentSerials: [UInt64] {
-        dependents.map(\.serial)
-    }
 
     // MARK: Properties
 

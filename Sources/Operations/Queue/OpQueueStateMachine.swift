@@ -151,7 +151,7 @@ struct OpQueueStateMachine {
             // released): keep the entry with the newest ticket, and ignore barriers that are done.
             if operation.membership.epoch >= completedBarriers {
                 if let current = readyBarriers[operation.membership.epoch],
-                   Int32(bitPattern: current.entry.ticket &- entry.ticket) > 0 {
+                   Op.isNewer(current.entry.ticket, than: entry.ticket) {
                     // The entry already there is newer.
                 } else {
                     readyBarriers[operation.membership.epoch] = (entry, priority)
@@ -164,7 +164,7 @@ struct OpQueueStateMachine {
             if operation.membership.hasLiveReadyEntry {
                 // Entries in `held` are counted when their epoch moves them to the ready lists.
                 if !isHeld { staleEntries += 1 }
-                if Int32(bitPattern: entry.ticket &- operation.membership.readyTicket) > 0 {
+                if Op.isNewer(entry.ticket, than: operation.membership.readyTicket) {
                     operation.membership.readyTicket = entry.ticket
                 }
             } else {

@@ -10,7 +10,7 @@ struct ReadyLists {
         /// The operation to start.
         let operation: Op
         /// The operation's ticket when the entry was made.
-        let ticket: UInt32
+        let ticket: Op.Ticket
     }
 
     private var lists = [RingBuffer<Entry>](repeating: RingBuffer(), count: Op.QueuePriority.allCases.count)
