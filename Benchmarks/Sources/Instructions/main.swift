@@ -30,56 +30,68 @@ func run(_ operations: [Op], on queue: OpQueue = OpQueue()) {
     done.wait()
 }
 
-switch arguments[1] {
-case "independent":
-    run((0..<count).map { _ in BlockOp {} })
-case "width-1":
-    let queue = OpQueue()
-    queue.maxConcurrentOperationCount = 1
-    run((0..<count).map { _ in BlockOp {} }, on: queue)
-case "chain":
-    var operations: [Op] = []
-    operations.reserveCapacity(count)
-    for _ in 0..<count {
-        let operation = BlockOp {}
-        if let last = operations.last { operation.addDependency(last) }
-        operations.append(operation)
-    }
-    run(operations)
-case "fan-in":
-    let sink = BlockOp {}
-    var operations: [Op] = []
-    for _ in 0..<count {
-        let operation = BlockOp {}
-        sink.addDependency(operation)
-        operations.append(operation)
-    }
-    run(operations + [sink])
-case "dag":
-    var random = SplitMix64(seed: 42)   // the same DAG in every run
-    var operations: [Op] = []
-    for index in 0..<count {
-        let operation = BlockOp {}
-        if index > 0 {
-            for _ in 0..<4 { operation.addDependency(operations[Int(random.next() % UInt64(index))]) }
+/// Runs the workload `name` with `count` operations; `false` if there is no such workload.
+///
+/// A function, not top-level code: closures written in the top-level code are isolated to the
+/// main actor, and Swift checks the executor each time one runs (about 200 instructions per
+/// operation that are not the library's).
+func runWorkload(_ name: String, count: Int) -> Bool {
+    switch name {
+    case "independent":
+        run((0..<count).map { _ in BlockOp {} })
+    case "width-1":
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        run((0..<count).map { _ in BlockOp {} }, on: queue)
+    case "chain":
+        var operations: [Op] = []
+        operations.reserveCapacity(count)
+        for _ in 0..<count {
+            let operation = BlockOp {}
+            if let last = operations.last { operation.addDependency(last) }
+            operations.append(operation)
         }
-        operations.append(operation)
+        run(operations)
+    case "fan-in":
+        let sink = BlockOp {}
+        var operations: [Op] = []
+        for _ in 0..<count {
+            let operation = BlockOp {}
+            sink.addDependency(operation)
+            operations.append(operation)
+        }
+        run(operations + [sink])
+    case "dag":
+        var random = SplitMix64(seed: 42)   // the same DAG in every run
+        var operations: [Op] = []
+        for index in 0..<count {
+            let operation = BlockOp {}
+            if index > 0 {
+                for _ in 0..<4 { operation.addDependency(operations[Int(random.next() % UInt64(index))]) }
+            }
+            operations.append(operation)
+        }
+        run(operations)
+    case "groups":
+        run((0..<count).map { _ in GroupOp(operations: (0..<10).map { _ in BlockOp {} }) })
+    case "conditions":
+        let always = OpCondition.predicate("always") { _ in true }
+        run((0..<count).map { _ in
+            let operation = BlockOp {}
+            operation.addCondition(always)
+            return operation
+        })
+    case "async-width-1":
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        run((0..<count).map { _ in AsyncOp {} }, on: queue)
+    default:
+        return false
     }
-    run(operations)
-case "groups":
-    run((0..<count).map { _ in GroupOp(operations: (0..<10).map { _ in BlockOp {} }) })
-case "conditions":
-    let always = OpCondition.predicate("always") { _ in true }
-    run((0..<count).map { _ in
-        let operation = BlockOp {}
-        operation.addCondition(always)
-        return operation
-    })
-case "async-width-1":
-    let queue = OpQueue()
-    queue.maxConcurrentOperationCount = 1
-    run((0..<count).map { _ in AsyncOp {} }, on: queue)
-default:
+    return true
+}
+
+if !runWorkload(arguments[1], count: count) {
     print("unknown workload \(arguments[1])")
     exit(2)
 }
