@@ -262,13 +262,16 @@ struct OpStateMachine {
     /// stays small (a million pending operations are a benchmark).
     final class Extras: @unchecked Sendable {
         // @unchecked Sendable: like the machine that holds it, only touched with the operation's
-        // lock held.
+        // lock held. The fields read on hot paths (building a large fan-in, every transition of
+        // an operation with extras, passing conditions) are unchecked for exclusivity, like the
+        // machine, and checked in the checked build (see `Op`).
         var completionBlock: (@Sendable () -> Void)?
         var error: (any Error)?
         var waiters: [@Sendable () -> Void] = []
         var name: String?
         var qualityOfService: DispatchQoS.QoSClass = .default
         var threadPriority = 0.5
+        #if OPERATIONS_INTERNAL_CHECKS
         var registry: ObserverRegistry?
         /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
         var dependencySet: Set<ObjectIdentifier>?
@@ -277,6 +280,16 @@ struct OpStateMachine {
         var settledDependencies: [SettledDependency]?
         /// The conditions, in the order they were added.
         var conditions: [OpCondition] = []
+        #else
+        @exclusivity(unchecked) var registry: ObserverRegistry?
+        /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
+        @exclusivity(unchecked) var dependencySet: Set<ObjectIdentifier>?
+        /// The dependencies of a finished operation of which some are held weakly, replacing
+        /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
+        @exclusivity(unchecked) var settledDependencies: [SettledDependency]?
+        /// The conditions, in the order they were added.
+        @exclusivity(unchecked) var conditions: [OpCondition] = []
+        #endif
         /// Whether a condition is `async` (the conditions are then evaluated in a task).
         var hasAsynchronousConditions = false
         /// The error of a `cancel(with:)` whose cancellation has not happened yet.
