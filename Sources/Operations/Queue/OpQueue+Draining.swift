@@ -70,7 +70,7 @@ extension OpQueue {
             }
             // One lock acquisition per operation: the one that just finished leaves, its slot is
             // given back, and the next one is taken.
-            let step: DrainStep = withLock {
+            var step: DrainStep = withLock {
                 let left = leaving.map { leaveLocked($0, callerWillPoll: true) }
                 if let left, left.changes.recorded {
                     // Observers learn of the leaving before this drainer takes another operation,
@@ -90,7 +90,8 @@ extension OpQueue {
             }
             withExtendedLifetime(step.discarded) {}
             if step.requestsDrainer { startDrainer() }
-            if let left = step.left, let leaving {
+            // Moved out, not copied: a copy retains each of its references.
+            if let left = step.left.take(), let leaving {
                 performLeaving(left, completing: leaving)
             }
             leaving = nil
