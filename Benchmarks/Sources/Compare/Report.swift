@@ -34,6 +34,12 @@ struct CostRow {
 struct Report {
     private var rows: [Row] = []
     private var costs: [CostRow] = []
+    private var notes: [String] = []
+
+    /// A line printed under the tables.
+    mutating func addNote(_ note: String) {
+        notes.append(note)
+    }
 
     mutating func add(_ row: Row) {
         rows.append(row)
@@ -65,6 +71,10 @@ struct Report {
                 row.fifo.map { ratio(row.ours, $0) } ?? "–",
             ]
             Swift.print("| " + cells.joined(separator: " | ") + " |")
+        }
+        for note in notes {
+            Swift.print("")
+            Swift.print(note)
         }
         guard !costs.isEmpty else { return }
         Swift.print("")

@@ -224,6 +224,30 @@ public enum Workloads {
         }
     }
 
+    /// The floor of the start latencies: nanoseconds from signalling a semaphore to a thread
+    /// blocked in it running again, `samples` times, with the same pause between samples.
+    public static func semaphoreWakeLatency(samples: Int, pauseMicroseconds: UInt32 = 500) -> [UInt64] {
+        let wakeUp = DispatchSemaphore(value: 0)
+        let box = StartBox()
+        let sleeper = Thread {
+            while true {
+                wakeUp.wait()
+                box.set(DispatchTime.now().uptimeNanoseconds)
+            }
+        }
+        sleeper.start()
+        var results: [UInt64] = []
+        results.reserveCapacity(samples)
+        for _ in 0..<samples {
+            usleep(pauseMicroseconds)
+            let signalled = DispatchTime.now().uptimeNanoseconds
+            wakeUp.signal()
+            let woke = box.wait()
+            results.append(woke > signalled ? woke - signalled : 0)
+        }
+        return results.sorted()
+    }
+
     private static func latency(
         samples: Int, pause: UInt32,
         submit: (@escaping @Sendable (UInt64) -> Void) -> Void
