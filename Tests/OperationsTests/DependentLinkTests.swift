@@ -40,7 +40,7 @@ import Testing
             #expect(dependency.withState { $0.dependents.count } == 2)
         }
         #expect(dependency.withState { $0.dependents.count } == 1)
-        #expect(dependency.withState { Array($0.dependents).first?.links(other) } == true)
+        #expect(dependency.withState { $0.dependents.contains(other) })
         dependency.start()
         #expect(other.isReady)
     }

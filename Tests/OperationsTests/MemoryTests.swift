@@ -92,8 +92,8 @@ import Dispatch
     }
 
     @Test func abandonedOperationsAreReleasedEvenIfTheyNeverRan() {
-        // A dependency holds its dependents weakly, so a graph that is dropped without running is
-        // released, dependents and dependencies alike.
+        // A dependency does not retain its dependents, so a graph that is dropped without running
+        // is released, dependents and dependencies alike.
         let dependency = WeakBox()
         let dependent = WeakBox()
         do {

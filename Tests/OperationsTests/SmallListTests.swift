@@ -23,19 +23,4 @@ import Testing
         #expect(list.removeFirst { $0 == 9 } == nil)
         #expect(list.array == [3, 2])
     }
-
-    @Test func removingAllDependentsPassesEachInOrderAndEmptiesTheList() {
-        let kept = (BlockOp {}, BlockOp {})
-        var list = SmallList<DependentLink>()
-        list.append(DependentLink(kept.0))
-        list.append(DependentLink(kept.1))
-        var seen: [(Op?, UInt64)] = []
-        list.removeAllDependents { seen.append(($0, $1)) }
-        #expect(list.isEmpty)
-        #expect(seen.map(\.1) == [kept.0.serial, kept.1.serial])
-        #expect(seen[0].0 === kept.0 && seen[1].0 === kept.1)
-        var calls = 0
-        list.removeAllDependents { _, _ in calls += 1 }
-        #expect(calls == 0)
-    }
 }

@@ -15,7 +15,9 @@ import Darwin
 /// order and locks a shared stripe only once.
 ///
 /// A stripe is held only for a pure state transition: never while calling user code, waiting,
-/// or taking a queue's lock.
+/// or taking a queue's lock. No operation may be released while a stripe is held either: the
+/// deinitialization of an operation takes the stripes of its unfinished dependencies (see
+/// ``DependentLink``), so references that may be the last are released after unlocking.
 enum LockTable {
     /// The number of stripes; a power of two.
     static let count = 1 << bits

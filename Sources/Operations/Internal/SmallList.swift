@@ -56,18 +56,3 @@ struct SmallList<Element>: Sequence {
         }
     }
 }
-
-extension SmallList where Element == DependentLink {
-    /// Empties the list, calling `body` with each dependent, retained (`nil` if its
-    /// deinitialization has begun), and its serial number, in order. Call with the lock of the
-    /// operation whose list this is held (see ``DependentLink/retainIfAlive()``).
-    mutating func removeAllDependents(_ body: (Op?, UInt64) -> Void) {
-        guard let first = head.take() else { return }
-        body(first.retainIfAlive(), first.serial)
-        let rest = tail
-        tail = []
-        for link in rest {
-            body(link.retainIfAlive(), link.serial)
-        }
-    }
-}

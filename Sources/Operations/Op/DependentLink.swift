@@ -15,9 +15,13 @@ import OperationsRuntimeShims
 ///   (``Op/detachFromUnfinishedDependencies()``). Until it has done so, its memory stays valid.
 /// - The dependency, when it finishes, takes its list under its own lock and retains each
 ///   dependent with ``retainIfAlive()``, which refuses an object whose deinitialization has
-///   begun: that dependent is blocked on the same lock, and is skipped. The finished flag is
-///   published (with release ordering) only after the list is taken, so a deinitializing dependent
-///   that reads it needs no lock: the dependency is done with the list.
+///   begun; that dependent is skipped. It cannot have finished its deinitialization (and freed
+///   its memory) meanwhile: for that it must take the same lock, or see the dependency's finished
+///   flag, which is published (with release ordering) only after the list is taken. So a
+///   deinitializing dependent that reads the flag needs no lock: the dependency is done with the
+///   list.
+///
+/// A removed link stays readable in a long list (see ``DependentList``) but is never retained.
 struct DependentLink {
     /// The dependent, not retained.
     let reference: Unmanaged<Op>

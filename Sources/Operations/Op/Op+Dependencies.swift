@@ -81,7 +81,10 @@ extension Op {
     /// ready (and start, if it is in a queue) at once.
     public final func removeDependency(_ operation: Op) {
         let action: OpStateMachine.ReadinessAction? = withBothLocked(operation) {
-            guard machine.dependencies.contains(where: { $0 === operation }) else { return nil }
+            // By identity or serial number: loading the dependencies would turn weakly held ones
+            // into strong references, released here under both locks (possibly the last ones, and
+            // a deinitialization takes other operations' locks).
+            guard machine.lists(operation) else { return nil }
             let wasCounted = operation.machine.removeDependent(serial: serial)
             if wasCounted {
                 DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: operation.serial)

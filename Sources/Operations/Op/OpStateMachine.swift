@@ -121,14 +121,14 @@ struct OpStateMachine {
         // checked in the checked build, as for the machine itself (see `Op`).
         #if OPERATIONS_INTERNAL_CHECKS
         var dependencies = SmallList<Op>()
-        var dependents = SmallList<DependentLink>()
+        var dependents = DependentList()
         var dependencyVersion: UInt32 = 0
         var unfinishedDependencyCount: Int32 = 0
         var hasNewerDependency = false
         var weakensEveryDependency = false
         #else
         @exclusivity(unchecked) var dependencies = SmallList<Op>()
-        @exclusivity(unchecked) var dependents = SmallList<DependentLink>()
+        @exclusivity(unchecked) var dependents = DependentList()
         @exclusivity(unchecked) var dependencyVersion: UInt32 = 0
         @exclusivity(unchecked) var unfinishedDependencyCount: Int32 = 0
         @exclusivity(unchecked) var hasNewerDependency = false
@@ -237,7 +237,7 @@ struct OpStateMachine {
     /// list did not change in between (see ``DependencyCycle``). Wraps.
     private(set) var dependencyVersion: UInt32 {
         get { links?.dependencyVersion ?? 0 }
-        set { ensureLinks().dependencyVersion = newValue }
+        set { if links != nil || newValue != 0 { ensureLinks().dependencyVersion = newValue } }
     }
 
     /// The dependencies, in the order they were added (a settled one that was released is gone).
@@ -251,12 +251,10 @@ struct OpStateMachine {
     /// Not retained, like Foundation's: a dependent that nobody keeps (not in a queue, no
     /// reference) is released even though this operation has not finished, and removes itself
     /// from the list as it goes (see ``DependentLink``).
-    private(set) var dependents: SmallList<DependentLink> {
+    var dependents: DependentList {
         _read {
-            if let links { yield links.dependents } else { yield SmallList() }
+            if let links { yield links.dependents } else { yield DependentList() }
         }
-        set { if links != nil || !newValue.isEmpty { ensureLinks().dependents = newValue } }
-        _modify { yield &ensureLinks().dependents }
     }
     /// State that most operations never use, allocated on first use so that a pending operation
     /// stays small (a million pending operations are a benchmark).
@@ -684,7 +682,7 @@ struct OpStateMachine {
     /// dependency's side of `removeDependency`, and by a dependent being deinitialized).
     /// Returns whether it was still waiting for this operation.
     mutating func removeDependent(serial dependentSerial: UInt64) -> Bool {
-        links?.dependents.removeFirst { $0.serial == dependentSerial } != nil
+        links?.dependents.remove(serial: dependentSerial) ?? false
     }
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
@@ -937,7 +935,7 @@ struct OpStateMachine {
         var hasDependents = false
         var otherDependents: [Op] = []
         var releasedDependentSerials: [UInt64] = []
-        links?.dependents.removeAllDependents { operation, serial in
+        links?.dependents.removeAll { operation, serial in
             if let operation {
                 if !hasDependents {
                     firstDependent = operation
