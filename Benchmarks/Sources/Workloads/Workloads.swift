@@ -236,25 +236,18 @@ public enum Workloads {
             }
         }
         sleeper.start()
-        var results: [UInt64] = []
-        results.reserveCapacity(samples)
-        for _ in 0..<samples {
-            usleep(pauseMicroseconds)
-            let signalled = DispatchTime.now().uptimeNanoseconds
-            wakeUp.signal()
-            let woke = box.wait()
-            results.append(woke > signalled ? woke - signalled : 0)
-        }
-        return results.sorted()
+        // The sleeper reports to `box` itself, so the reporter handed to each submission is unused.
+        return latency(samples: samples, pause: pauseMicroseconds, box: box) { _ in wakeUp.signal() }
     }
 
+    /// Submits `samples` times after a pause, each time timing from just before the submission to
+    /// the time reported to `box` (through the reporter handed to `submit`).
     private static func latency(
-        samples: Int, pause: UInt32,
+        samples: Int, pause: UInt32, box: StartBox = StartBox(),
         submit: (@escaping @Sendable (UInt64) -> Void) -> Void
     ) -> [UInt64] {
         var results: [UInt64] = []
         results.reserveCapacity(samples)
-        let box = StartBox()
         for _ in 0..<samples {
             usleep(pause)
             let added = DispatchTime.now().uptimeNanoseconds

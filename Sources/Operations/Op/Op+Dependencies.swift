@@ -57,12 +57,7 @@ extension Op {
             // could close a loop (see `settleDependencies()`); the fence pairs with that side's.
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             if isHeldByFinishedOlderOperation.load(ordering: .relaxed) {
-                let heldUntilUnlocked = withState { machine in
-                    let held = machine.dependencies
-                    machine.weakenEveryDependency()
-                    return held
-                }
-                withExtendedLifetime(heldUntilUnlocked) {}
+                withStateKeepingDependencies { $0.weakenEveryDependency() }
             }
         }
         if case .added(let counted) = result {
@@ -116,6 +111,18 @@ extension Op {
                 DependencyCycles.backwardEdgeResolved(dependentSerial: serial, dependencySerial: dependency.serial)
             }
         }
+    }
+
+    /// Runs `body` with the operation's lock held, keeping its dependencies alive until the lock
+    /// is released: `body` may make some of them weakly held, one may be the last reference, and
+    /// a deinitialization takes other operations' locks.
+    final func withStateKeepingDependencies(_ body: (inout OpStateMachine) -> Void) {
+        let heldUntilUnlocked = withState { machine in
+            let held = machine.dependencies
+            body(&machine)
+            return held
+        }
+        withExtendedLifetime(heldUntilUnlocked) {}
     }
 
     /// Runs `body` with the locks of this operation and `other` held.

@@ -243,10 +243,7 @@ extension Op {
     /// had a dependency; the dependency's side records its first dependency and then reads the
     /// mark, each with a full fence in between, so at least one of them sees the other.
     final func settleDependencies() {
-        // The dependencies now held weakly are released after unlocking: one may be the last
-        // reference, and a deinitialization takes other operations' locks.
-        let heldUntilUnlocked = withState { machine in
-            let held = machine.dependencies
+        withStateKeepingDependencies { machine in
             var weakened: Set<ObjectIdentifier> = []
             for dependency in machine.newerDependencies(than: serial) {
                 dependency.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed)
@@ -256,8 +253,6 @@ extension Op {
                 }
             }
             machine.weaken(weakened)
-            return held
         }
-        withExtendedLifetime(heldUntilUnlocked) {}
     }
 }

@@ -1048,10 +1048,8 @@ struct OpStateMachine {
     /// that have not finished), when some do; otherwise empty.
     var unfinishedDependencies: [Op] {
         guard unfinishedDependencyCount > 0 else { return [] }
-        let all = extras?.settledDependencies?.compactMap(\.operation) ?? dependencyList.array
-        return all.filter { $0.flags.load(ordering: .acquiring) & Op.Flags.finished == 0 }
+        return dependencies.filter { $0.flags.load(ordering: .acquiring) & Op.Flags.finished == 0 }
     }
-
 
     // MARK: Properties
 
