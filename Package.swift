@@ -13,7 +13,10 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Operations", targets: ["Operations"]),
+        // Executables to run from a checkout (`swift run download-demo`, `swift run examples`),
+        // not libraries: a package that depends on `Operations` never links them.
         .executable(name: "download-demo", targets: ["DownloadDemo"]),
+        .executable(name: "examples", targets: ["Examples"]),
     ],
     // Optional integrations, off by default: without them, `Operations` imports nothing beyond
     // the standard library, Dispatch and Synchronization, and their packages are not built.
@@ -48,6 +51,24 @@ let package = Package(
         .executableTarget(
             name: "DownloadDemo",
             dependencies: ["Operations"],
+            swiftSettings: strictSettings
+        ),
+        // The examples: every listing of Apple's operation-queue guide, queue features, a
+        // downloader, and GCD idioms next to their counterparts. A target of its own so that the
+        // tests can run each example; not a product.
+        .target(
+            name: "ExampleCatalog",
+            dependencies: ["Operations"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "Examples",
+            dependencies: ["ExampleCatalog"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["ExampleCatalog"],
             swiftSettings: strictSettings
         ),
         .testTarget(
