@@ -71,6 +71,12 @@ let package = Package(
             dependencies: ["ExampleCatalog"],
             swiftSettings: strictSettings
         ),
+        // Checks between documents: the README and the DocC catalog say the same thing where they
+        // overlap.
+        .testTarget(
+            name: "DocumentationTests",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "OperationsTests",
             dependencies: [

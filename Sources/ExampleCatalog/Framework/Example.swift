@@ -1,3 +1,5 @@
+import Dispatch
+
 /// One runnable example: a listing of Apple's *Concurrency Programming Guide* ("Operation
 /// Queues"), a queue feature, or a GCD idiom next to its `Operations` counterpart.
 ///
@@ -48,10 +50,19 @@ public struct Example: Sendable {
     }
 
     /// Runs the example, printing to `output`.
+    ///
+    /// A synchronous body runs on a thread of its own (a serial Dispatch queue, which always gets
+    /// one), never on a thread of Swift's cooperative pool: it may block, as the guide's listings
+    /// do, and a blocked cooperative thread is one fewer for the `async` work it may wait for.
     public func run(printingTo output: ExampleOutput) async throws {
         switch body {
         case .sync(let run):
-            try run(output)
+            let thread = DispatchQueue(label: "examples.\(name)")
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                thread.async {
+                    continuation.resume(with: Result { try run(output) })
+                }
+            }
         case .async(let run):
             try await run(output)
         }

@@ -1,0 +1,34 @@
+import ExampleCatalog
+import Foundation
+import Testing
+
+/// The README's table of examples lists every example of the catalog, in order, with its title
+/// and source, and nothing else.
+@Suite("README examples table")
+struct ReadmeExamplesTableTests {
+    /// The rows between the table's markers, as (name, title, source).
+    private static func readmeRows() throws -> [(name: String, title: String, source: String)] {
+        let root = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.components(separatedBy: "\n")
+        let begin = try #require(lines.firstIndex { $0.hasPrefix("<!-- BEGIN examples table") })
+        let end = try #require(lines.firstIndex { $0.hasPrefix("<!-- END examples table") })
+        return lines[(begin + 1)..<end].dropFirst(2).compactMap { line in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 5 else { return nil }
+            return (cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`")), cells[2], cells[3])
+        }
+    }
+
+    @Test("the README lists every example, in the catalog's order, with its title and source")
+    func readmeTableMatchesTheCatalog() throws {
+        let rows = try Self.readmeRows()
+        #expect(rows.map(\.name) == Catalog.all.map(\.name))
+        for (row, example) in zip(rows, Catalog.all) {
+            #expect(row.title == example.title, "README title of \(example.name)")
+            #expect(row.source == example.source, "README source of \(example.name)")
+        }
+    }
+}
