@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// `cancelAllOperations()` on a queue that holds a running operation, operations waiting for a
 /// free slot and one waiting for a dependency: the pending ones finish without running `main`,
@@ -11,21 +10,6 @@ import Synchronization
 /// that depend on it are released), and that cancelling every queued operation at once, when the
 /// application quits or the user asks for it, is more common than cancelling them one by one.
 enum CancelAllExample {
-    /// Counts the bodies of the pending operations that ran.
-    final class Counter: Sendable {
-        private let value = Atomic<Int>(0)
-
-        /// Adds one.
-        func increment() {
-            value.add(1, ordering: .relaxed)
-        }
-
-        /// The count so far.
-        var count: Int {
-            value.load(ordering: .relaxed)
-        }
-    }
-
     static let example = Example(
         name: "cancelling-everything",
         title: "Cancelling every operation of a queue",

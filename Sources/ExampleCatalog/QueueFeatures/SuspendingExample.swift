@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// Suspending a queue with `isSuspended = true`: the operation already running goes on, the
 /// queued ones do not start (they still count in `operationCount`), and resuming lets them run.
@@ -9,21 +8,6 @@ import Synchronization
 /// not pause operations in the middle of their work: it only keeps new ones from being scheduled,
 /// for instance while the user has paused some work they may want to resume later.
 enum SuspendingExample {
-    /// Counts the bodies of the held-back operations that ran.
-    final class Counter: Sendable {
-        private let value = Atomic<Int>(0)
-
-        /// Adds one.
-        func increment() {
-            value.add(1, ordering: .relaxed)
-        }
-
-        /// The count so far.
-        var count: Int {
-            value.load(ordering: .relaxed)
-        }
-    }
-
     static let example = Example(
         name: "suspending-a-queue",
         title: "Suspending and resuming a queue",
