@@ -65,6 +65,34 @@ struct MigrationDocumentationTests {
         }
     }
 
+    /// The public members of Foundation's `Operation`, `BlockOperation`, `NSInvocationOperation`
+    /// and `OperationQueue`, as Apple documents them: each must have a row.
+    static let foundationMembers = [
+        // Operation
+        "start()", "main()", "isCancelled", "cancel()", "isExecuting", "isFinished", "isConcurrent",
+        "isAsynchronous", "isReady", "name", "addDependency(_:)", "removeDependency(_:)",
+        "dependencies", "qualityOfService", "threadPriority", "queuePriority", "completionBlock",
+        "waitUntilFinished()",
+        // BlockOperation
+        "init(block:)", "addExecutionBlock(_:)", "executionBlocks",
+        // NSInvocationOperation
+        "initWithTarget:selector:object:", "initWithInvocation:", "invocation", "result",
+        // OperationQueue
+        "addOperation(_:)", "addOperations(_:waitUntilFinished:)", "addBarrierBlock(_:)",
+        "operations", "operationCount", "cancelAllOperations()", "waitUntilAllOperationsAreFinished()",
+        "maxConcurrentOperationCount", "defaultMaxConcurrentOperationCount", "isSuspended",
+        "underlyingQueue", "progress", "current", "main",
+    ]
+
+    @Test("The members table has a row for every documented member of Foundation's classes",
+          arguments: foundationMembers)
+    func membersBlockListsFoundationMember(member: String) throws {
+        let text = try Self.block("foundation-members", in: Self.articlePath).joined(separator: "\n")
+        #expect(text.contains("`\(member)`") || text.contains("`\(member),") || text.contains(".\(member)`")
+                    || text.contains(" \(member)`") || text.contains("`\(member) "),
+                "The shared block \"foundation-members\" has no row for Foundation's `\(member)`.")
+    }
+
     // MARK: Reading the blocks
 
     struct MissingBlock: Error, CustomStringConvertible {

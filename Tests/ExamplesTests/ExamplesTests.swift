@@ -4,7 +4,7 @@ import Testing
 /// Runs every example of the `examples` executable and checks its output.
 @Suite("Examples")
 struct ExamplesTests {
-    @Test("every example prints what it promises", arguments: Catalog.all.map(\.name))
+    @Test("every example prints what it promises", .timeLimit(.minutes(1)), arguments: Catalog.all.map(\.name))
     func examplePrintsWhatItPromises(name: String) async throws {
         let example = try #require(Catalog.example(named: name))
         let output = ExampleOutput(echoes: false)

@@ -100,11 +100,8 @@ enum GroupComparison {
     }
 
     /// A part whose work ends in a callback: ``execute()`` starts it and the callback calls
-    /// ``AsyncOp/finish()``, where GCD's job calls `leave()`.
-    ///
-    /// (An `AsyncOp` with an `async` closure would do as well, but its body runs on Swift's
-    /// cooperative thread pool, which this synchronous example, blocked in its wait, may be
-    /// holding with other blocked examples: a callback needs no such thread.)
+    /// ``AsyncOp/finish()``, where GCD's job calls `leave()`. (An `AsyncOp` with an `async`
+    /// closure that awaits the callback would do as well.)
     final class CallbackPart: AsyncOp, @unchecked Sendable {
         // @unchecked Sendable: `AsyncOp` is an open class marked `@unchecked Sendable`; this
         // subclass adds only constants.

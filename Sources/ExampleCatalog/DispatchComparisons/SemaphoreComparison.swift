@@ -9,9 +9,9 @@ import Synchronization
 /// callbacks signal it, so that thread is blocked for as long as the backlog lasts (and the
 /// variant that waits inside dispatched blocks parks a pool thread per waiting job). With
 /// operations each request is an ``AsyncOp``, which holds a slot of the queue from its start
-/// until its callback finishes it, so the queue's width is the limit: adding the requests
-/// returns at once, no thread waits, and the requests can still be cancelled, prioritized or
-/// depended on. What GCD keeps: a semaphore is tiny and can guard anything, not only work put
+/// until its callback finishes it, so the queue's width is the limit: adding the requests can
+/// return at once (the example waits only so that it can print the result), no thread waits for
+/// a slot, and the requests can still be cancelled, prioritized or depended on. What GCD keeps: a semaphore is tiny and can guard anything, not only work put
 /// in a queue.
 ///
 /// Each side counts the requests in flight and keeps the most at once. A request's answer comes
@@ -58,11 +58,8 @@ enum SemaphoreComparison {
     }
 
     /// One request as a callback-style ``AsyncOp``: ``execute()`` starts it, its callback calls
-    /// ``AsyncOp/finish()``.
-    ///
-    /// (An `AsyncOp` with an `async` closure that awaits the callback would do as well, but its
-    /// body runs on Swift's cooperative thread pool, which this synchronous example, blocked in
-    /// its wait, may be holding with other blocked examples: callbacks need no such thread.)
+    /// ``AsyncOp/finish()``. (An `AsyncOp` with an `async` closure that awaits the callback
+    /// would do as well.)
     final class Request: AsyncOp, @unchecked Sendable {
         // @unchecked Sendable: `AsyncOp` is an open class marked `@unchecked Sendable`; this
         // subclass adds only constants.

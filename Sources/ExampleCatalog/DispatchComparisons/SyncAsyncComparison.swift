@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// What the operation form adds: the caller may decide to wait *after* adding work
 /// (``Op/waitUntilFinished()-2def2`` on one operation, or the queue's
-/// ``OpQueue/waitUntilAllOperationsAreFinished()-2ptgv``), a wait from inside the queue's own work
-/// traps with an explanation instead of deadlocking as `sync` on the current serial queue does,
+/// ``OpQueue/waitUntilAllOperationsAreFinished()-2ptgv``), a wait that could never return (such
+/// as an operation of a width-1 queue waiting for its own queue) traps with an explanation instead
+/// of deadlocking as `sync` on the current serial queue does,
 /// and `async` code gets waits that suspend instead of blocking. What GCD keeps: `sync` runs the
 /// block on the calling thread and returns its value directly, with no object in between.
 enum SyncAsyncComparison {

@@ -16,48 +16,49 @@ enum DownloaderExample {
             "d.png: failed: connection reset by peer after 1024 of 4096 bytes",
             "e.png: 2500 bytes, checksum 18ea5845",
             "never more than 2 transfers in flight",
-        ]
-    ) { output in
-        let transport = SimulatedTransport(resources: [
-            "a.png": .serve(size: 4096),
-            "b.png": .serve(size: 16384),
-            "c.png": .stall(size: 8192, afterChunks: 1),
-            "d.png": .reset(size: 4096, afterChunks: 1),
-            "e.png": .serve(size: 2500),
-        ])
-        let downloads = OpQueue()
-        downloads.name = "downloads"
-        downloads.maxConcurrentOperationCount = 2
+        ],
+        runAsync: { output in
+            let transport = SimulatedTransport(resources: [
+                "a.png": .serve(size: 4096),
+                "b.png": .serve(size: 16384),
+                "c.png": .stall(size: 8192, afterChunks: 1),
+                "d.png": .reset(size: 4096, afterChunks: 1),
+                "e.png": .serve(size: 2500),
+            ])
+            let downloads = OpQueue()
+            downloads.name = "downloads"
+            downloads.maxConcurrentOperationCount = 2
 
-        let operations = ["a.png", "b.png", "c.png", "d.png", "e.png"].map { name in
-            switch name {
-            case "b.png":
-                // Cancelled part-way, as when the image view that wanted it goes off screen. The
-                // progress handler cancels it, so the point is the same on every run.
-                DownloadOperation(resourceName: name, transport: transport) { download, received, _ in
-                    if received >= 2048 { download.cancel() }
+            let operations = ["a.png", "b.png", "c.png", "d.png", "e.png"].map { name in
+                switch name {
+                case "b.png":
+                    // Cancelled part-way, as when the image view that wanted it goes off screen. The
+                    // progress handler cancels it, so the point is the same on every run.
+                    DownloadOperation(resourceName: name, transport: transport) { download, received, _ in
+                        if received >= 2048 { download.cancel() }
+                    }
+                case "c.png":
+                    // The transport stalls after the first chunk; without a timeout the operation
+                    // would hold its slot for good.
+                    DownloadOperation(resourceName: name, transport: transport, timeout: .milliseconds(100))
+                default:
+                    DownloadOperation(resourceName: name, transport: transport)
                 }
-            case "c.png":
-                // The transport stalls after the first chunk; without a timeout the operation
-                // would hold its slot for good.
-                DownloadOperation(resourceName: name, transport: transport, timeout: .milliseconds(100))
-            default:
-                DownloadOperation(resourceName: name, transport: transport)
+            }
+            output.line("\(operations.count) downloads, at most \(downloads.maxConcurrentOperationCount) at a time")
+            await downloads.addOperations(operations, waitUntilFinished: true)
+
+            for download in operations {
+                output.line("\(download.resourceName): \(summary(of: download))")
+            }
+            // Each operation holds its slot until its transfer is over, so the width bounds the transfers.
+            if transport.peakTasksInFlight <= downloads.maxConcurrentOperationCount {
+                output.line("never more than \(downloads.maxConcurrentOperationCount) transfers in flight")
+            } else {
+                output.line("\(transport.peakTasksInFlight) transfers were in flight at once")
             }
         }
-        output.line("\(operations.count) downloads, at most \(downloads.maxConcurrentOperationCount) at a time")
-        await downloads.addOperations(operations, waitUntilFinished: true)
-
-        for download in operations {
-            output.line("\(download.resourceName): \(summary(of: download))")
-        }
-        // Each operation holds its slot until its transfer is over, so the width bounds the transfers.
-        if transport.peakTasksInFlight <= downloads.maxConcurrentOperationCount {
-            output.line("never more than \(downloads.maxConcurrentOperationCount) transfers in flight")
-        } else {
-            output.line("\(transport.peakTasksInFlight) transfers were in flight at once")
-        }
-    }
+    )
 
     /// What became of `download`, once it finished.
     private static func summary(of download: DownloadOperation) -> String {

@@ -10,7 +10,10 @@ public struct Example: Sendable {
     /// What the example's body is: plain synchronous code (which may block, as the guide's
     /// listings do), or `async` code.
     public enum Body: Sendable {
+        /// Synchronous code, run on a thread of its own: it may block, and use the blocking
+        /// waits (`waitUntilFinished()`, `waitUntilAllOperationsAreFinished()`).
         case sync(@Sendable (ExampleOutput) throws -> Void)
+        /// `async` code, which uses the waits that suspend (`await op.waitUntilFinished()`).
         case async(@Sendable (ExampleOutput) async throws -> Void)
     }
 

@@ -62,65 +62,66 @@ enum WaitingExample {
             "await: addOperations(_:waitUntilFinished: true) returned, product = 24",
             "await: waitUntilAllOperationsAreFinished() returned, tally = 6, operationCount = 0",
             "await: addOperation { ... }.value = 3000",
-        ]
-    ) { output in
-        let queue = OpQueue()
-        queue.name = "work"
-        let results = Results()
+        ],
+        runAsync: { output in
+            let queue = OpQueue()
+            queue.name = "work"
+            let results = Results()
 
-        // 1. Blocking waits, in synchronous code that may block: here the body of an operation of
-        //    another queue (waiting from an operation of `queue` for `queue` itself would never
-        //    return, and traps).
-        let blockingPart = BlockOp {
-            let square = BlockOp { results.add(12 * 12, to: "square") }
-            queue.addOperation(square)
-            square.waitUntilFinished()
-            output.line("blocking: waitUntilFinished() returned, square = \(results["square"])")
+            // 1. Blocking waits, in synchronous code that may block: here the body of an operation of
+            //    another queue (waiting from an operation of `queue` for `queue` itself would never
+            //    return, and traps).
+            let blockingPart = BlockOp {
+                let square = BlockOp { results.add(12 * 12, to: "square") }
+                queue.addOperation(square)
+                square.waitUntilFinished()
+                output.line("blocking: waitUntilFinished() returned, square = \(results["square"])")
 
-            let parts = (1...3).map { number in BlockOp { results.add(number, to: "sum") } }
-            queue.addOperations(parts, waitUntilFinished: true)
-            output.line("blocking: addOperations(_:waitUntilFinished: true) returned, sum = \(results["sum"])")
+                let parts = (1...3).map { number in BlockOp { results.add(number, to: "sum") } }
+                queue.addOperations(parts, waitUntilFinished: true)
+                output.line("blocking: addOperations(_:waitUntilFinished: true) returned, sum = \(results["sum"])")
+
+                for number in 1...3 {
+                    queue.addOperation { results.add(number * 10, to: "total") }
+                }
+                // Other threads could keep adding operations meanwhile, which prolongs this wait.
+                queue.waitUntilAllOperationsAreFinished()
+                output.line("blocking: waitUntilAllOperationsAreFinished() returned, total = \(results["total"]), operationCount = \(queue.operationCount)")
+            }
+            blockingPart.name = "blocking waits"
+            let waiters = OpQueue()
+            waiters.name = "waiters"
+            waiters.addOperation(blockingPart)
+
+            // 2. The same waits in `async` code, which suspend: no thread is held meanwhile.
+            await blockingPart.waitUntilFinished()
+            output.line("await: the operation that blocked has finished")
+
+            let cube = BlockOp { results.add(5 * 5 * 5, to: "cube") }
+            queue.addOperation(cube)
+            await cube.waitUntilFinished()
+            output.line("await: waitUntilFinished() returned, cube = \(results["cube"])")
+
+            results.add(1, to: "product")
+            let factors = (2...4).map { factor in
+                BlockOp {
+                    // Multiplication commutes: the order of these concurrent operations does not matter.
+                    results.multiply("product", by: factor)
+                }
+            }
+            await queue.addOperations(factors, waitUntilFinished: true)
+            output.line("await: addOperations(_:waitUntilFinished: true) returned, product = \(results["product"])")
 
             for number in 1...3 {
-                queue.addOperation { results.add(number * 10, to: "total") }
+                queue.addOperation { results.add(number, to: "tally") }
             }
-            // Other threads could keep adding operations meanwhile, which prolongs this wait.
-            queue.waitUntilAllOperationsAreFinished()
-            output.line("blocking: waitUntilAllOperationsAreFinished() returned, total = \(results["total"]), operationCount = \(queue.operationCount)")
+            await queue.waitUntilAllOperationsAreFinished()
+            output.line("await: waitUntilAllOperationsAreFinished() returned, tally = \(results["tally"]), operationCount = \(queue.operationCount)")
+
+            // 3. An `async` closure becomes an operation whose value can be awaited like a task's;
+            //    an error it throws would be thrown here.
+            let size = try await queue.addOperation { try await render(page: 3) }.value
+            output.line("await: addOperation { ... }.value = \(size)")
         }
-        blockingPart.name = "blocking waits"
-        let waiters = OpQueue()
-        waiters.name = "waiters"
-        waiters.addOperation(blockingPart)
-
-        // 2. The same waits in `async` code, which suspend: no thread is held meanwhile.
-        await blockingPart.waitUntilFinished()
-        output.line("await: the operation that blocked has finished")
-
-        let cube = BlockOp { results.add(5 * 5 * 5, to: "cube") }
-        queue.addOperation(cube)
-        await cube.waitUntilFinished()
-        output.line("await: waitUntilFinished() returned, cube = \(results["cube"])")
-
-        results.add(1, to: "product")
-        let factors = (2...4).map { factor in
-            BlockOp {
-                // Multiplication commutes: the order of these concurrent operations does not matter.
-                results.multiply("product", by: factor)
-            }
-        }
-        await queue.addOperations(factors, waitUntilFinished: true)
-        output.line("await: addOperations(_:waitUntilFinished: true) returned, product = \(results["product"])")
-
-        for number in 1...3 {
-            queue.addOperation { results.add(number, to: "tally") }
-        }
-        await queue.waitUntilAllOperationsAreFinished()
-        output.line("await: waitUntilAllOperationsAreFinished() returned, tally = \(results["tally"]), operationCount = \(queue.operationCount)")
-
-        // 3. An `async` closure becomes an operation whose value can be awaited like a task's;
-        //    an error it throws would be thrown here.
-        let size = try await queue.addOperation { try await render(page: 3) }.value
-        output.line("await: addOperation { ... }.value = \(size)")
-    }
+    )
 }
