@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// `DispatchQueue.concurrentPerform(iterations:execute:)` next to a ``BlockOp`` with one
 /// execution block per iteration, and to N operations on a queue and a wait: run a loop's
@@ -14,6 +13,7 @@ import Synchronization
 /// execution block or operation is an allocation and a hand-off. For many small iterations it is
 /// the right tool; operations pay off when each piece is substantial.
 enum ConcurrentPerformComparison {
+    /// The example: `swift run examples gcd-concurrent-perform`.
     static let example = Example(
         name: "gcd-concurrent-perform",
         title: "concurrentPerform vs a BlockOp with several blocks",
@@ -27,51 +27,35 @@ enum ConcurrentPerformComparison {
         let iterations = 8
 
         // GCD: the calling thread takes part, and the call returns after the last iteration.
-        let gcdSquares = Squares(count: iterations)
+        let gcdSquares = Recorder<Int>()
         DispatchQueue.concurrentPerform(iterations: iterations) { index in
-            gcdSquares.set(index)
+            gcdSquares.append(index * index)
         }
-        output.line("GCD concurrentPerform: \(gcdSquares.done) iterations done when it returned: \(gcdSquares.values)")
+        output.line("GCD concurrentPerform: \(gcdSquares.all.count) iterations done when it returned: \(sorted(gcdSquares))")
 
         // Operations: a BlockOp runs its blocks side by side, the first on the thread that
         // started it, and finishes when the last returns; `start()` returns then.
-        let blockSquares = Squares(count: iterations)
+        let blockSquares = Recorder<Int>()
         let loop = BlockOp()
         for index in 0..<iterations {
-            loop.addExecutionBlock { blockSquares.set(index) }
+            loop.addExecutionBlock { blockSquares.append(index * index) }
         }
         loop.start()
-        output.line("BlockOp with \(loop.executionBlocks.count) execution blocks, start(): all done when it returned: \(blockSquares.values)")
+        output.line("BlockOp with \(loop.executionBlocks.count) execution blocks, start(): all done when it returned: \(sorted(blockSquares))")
 
         // Or one operation per iteration on a queue with a width, and a wait.
         let queue = OpQueue()
         queue.name = "gcd-concurrent-perform"
         queue.maxConcurrentOperationCount = 4
-        let queueSquares = Squares(count: iterations)
-        let operations = (0..<iterations).map { index in BlockOp { queueSquares.set(index) } }
+        let queueSquares = Recorder<Int>()
+        let operations = (0..<iterations).map { index in BlockOp { queueSquares.append(index * index) } }
         queue.addOperations(operations, waitUntilFinished: true)
-        output.line("OpQueue width 4, \(operations.count) operations, addOperations(_:waitUntilFinished: true): \(queueSquares.values)")
+        output.line("OpQueue width 4, \(operations.count) operations, addOperations(_:waitUntilFinished: true): \(sorted(queueSquares))")
     }
 
-    /// One slot per iteration, filled from any thread.
-    final class Squares: Sendable {
-        private let slots: Mutex<[Int?]>
-
-        init(count: Int) {
-            slots = Mutex(Array(repeating: nil, count: count))
-        }
-
-        /// Fills slot `index` with its square.
-        func set(_ index: Int) {
-            slots.withLock { $0[index] = index * index }
-        }
-
-        /// How many slots are filled.
-        var done: Int { slots.withLock { $0.compactMap(\.self).count } }
-
-        /// The slots in order, "-" for an empty one.
-        var values: String {
-            slots.withLock { $0.map { $0.map(String.init) ?? "-" }.joined(separator: " ") }
-        }
+    /// The squares in `squares`, smallest first (so in the order of their iterations, which
+    /// record them in any order), separated by spaces.
+    private static func sorted(_ squares: Recorder<Int>) -> String {
+        squares.all.sorted().map(String.init).joined(separator: " ")
     }
 }

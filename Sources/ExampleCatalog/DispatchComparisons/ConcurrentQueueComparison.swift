@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// A concurrent `DispatchQueue` next to an ``OpQueue`` with the default width: both run the jobs
 /// side by side, in no particular order.
@@ -14,6 +13,7 @@ import Synchronization
 /// work already submitted to a queue. What GCD keeps: a block is far cheaper than an operation,
 /// which matters for many tiny jobs.
 enum ConcurrentQueueComparison {
+    /// The example: `swift run examples gcd-concurrent-queue`.
     static let example = Example(
         name: "gcd-concurrent-queue",
         title: "A concurrent DispatchQueue vs a default OpQueue",
@@ -29,86 +29,60 @@ enum ConcurrentQueueComparison {
         // GCD: the blocks run concurrently and finish in any order (sorted before printing).
         // A barrier block submitted with `sync` waits for the blocks before it.
         let concurrent = DispatchQueue(label: "gcd-concurrent-queue.concurrent", attributes: .concurrent)
-        let gcdSquares = Squares()
+        let gcdSquares = Recorder<Int>()
         for job in 1...4 {
-            concurrent.async { gcdSquares.compute(job) }
+            concurrent.async { gcdSquares.append(job * job) }
         }
         concurrent.sync(flags: .barrier) {}
-        output.line("GCD concurrent queue: squares \(gcdSquares.sorted)")
+        output.line("GCD concurrent queue: squares \(sorted(gcdSquares))")
 
         // Operations: the same, and the queue is waited for directly.
         let queue = OpQueue()
         queue.name = "gcd-concurrent-queue"
-        let opSquares = Squares()
+        let opSquares = Recorder<Int>()
         for job in 1...4 {
-            queue.addOperation { opSquares.compute(job) }
+            queue.addOperation { opSquares.append(job * job) }
         }
         queue.waitUntilAllOperationsAreFinished()
-        output.line("OpQueue: squares \(opSquares.sorted)")
+        output.line("OpQueue: squares \(sorted(opSquares))")
 
         // A width, and a job that depends on the others: the sum starts only once every square
-        // is in, without a group or a barrier.
+        // is in, without a group or a barrier. A gauge counts each square job as running while
+        // it records its square, so that jobs running at the same time are seen overlapping.
         queue.maxConcurrentOperationCount = 2
-        let widthSquares = Squares()
-        let squareJobs = (1...4).map { job in BlockOp { widthSquares.compute(job) } }
-        let sum = Squares()
-        let total = BlockOp { sum.record(widthSquares.total) }
+        let widthSquares = Recorder<Int>()
+        let gauge = ConcurrencyGauge()
+        let squareJobs = (1...4).map { job in BlockOp { gauge.measure { widthSquares.append(job * job) } } }
+        let sum = Recorder<Int>()
+        let total = BlockOp { sum.append(widthSquares.all.reduce(0, +)) }
         for job in squareJobs {
             total.addDependency(job)
         }
         queue.addOperations(squareJobs + [total], waitUntilFinished: true)
-        output.line("OpQueue width 2: the sum ran after its \(total.dependencies.count) dependencies: \(sum.total)")
+        output.line("OpQueue width 2: the sum ran after its \(total.dependencies.count) dependencies: \(sum.all.reduce(0, +))")
         // Whether two of them did overlap depends on timing; that no more than two did does not.
-        if widthSquares.peak <= queue.maxConcurrentOperationCount {
+        if gauge.peak <= queue.maxConcurrentOperationCount {
             output.line("OpQueue width 2: never more than \(queue.maxConcurrentOperationCount) jobs at once")
         } else {
-            output.line("OpQueue width 2: \(widthSquares.peak) jobs at once")
+            output.line("OpQueue width 2: \(gauge.peak) jobs at once")
         }
 
         // Cancelling a job that has not started: it finishes without running. (The queue is
         // suspended so that job 3 cannot have started before it is cancelled.)
         queue.maxConcurrentOperationCount = OpQueue.defaultMaxConcurrentOperationCount
-        let cancelSquares = Squares()
-        let jobs = (1...4).map { job in BlockOp { cancelSquares.compute(job) } }
+        let cancelSquares = Recorder<Int>()
+        let jobs = (1...4).map { job in BlockOp { cancelSquares.append(job * job) } }
         queue.isSuspended = true
         queue.addOperations(jobs, waitUntilFinished: false)
         jobs[2].cancel()
         queue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
-        output.line("OpQueue: job 3 was cancelled before it started and never ran: squares \(cancelSquares.sorted)")
+        output.line("OpQueue: job 3 was cancelled before it started and never ran: squares \(sorted(cancelSquares))")
     }
 
-    /// Squares computed from any thread, and the most computed at once.
-    final class Squares: Sendable {
-        private struct State {
-            var values: [Int] = []
-            var running = 0
-            var peak = 0
-        }
-
-        private let state = Mutex(State())
-
-        /// Computes the square of `job` and records it, entering and leaving in steps of their
-        /// own so that jobs running at the same time are seen overlapping.
-        func compute(_ job: Int) {
-            state.withLock { state in
-                state.running += 1
-                state.peak = max(state.peak, state.running)
-            }
-            record(job * job)
-            state.withLock { $0.running -= 1 }
-        }
-
-        func record(_ value: Int) {
-            state.withLock { $0.values.append(value) }
-        }
-
-        /// The values recorded, smallest first, separated by spaces.
-        var sorted: String {
-            state.withLock { $0.values.sorted().map(String.init).joined(separator: " ") }
-        }
-
-        var total: Int { state.withLock { $0.values.reduce(0, +) } }
-        var peak: Int { state.withLock { $0.peak } }
+    /// The values in `squares`, smallest first, separated by spaces (the jobs record them in any
+    /// order).
+    private static func sorted(_ squares: Recorder<Int>) -> String {
+        squares.all.sorted().map(String.init).joined(separator: " ")
     }
 }

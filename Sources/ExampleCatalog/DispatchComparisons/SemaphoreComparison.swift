@@ -18,6 +18,7 @@ import Synchronization
 /// only once that peak has reached the limit (a request started alone waits for the next one),
 /// so the peak reaches the limit on every run, and the limit keeps it from going above.
 enum SemaphoreComparison {
+    /// The example: `swift run examples gcd-semaphore`.
     static let example = Example(
         name: "gcd-semaphore",
         title: "A semaphore as a width limit vs maxConcurrentOperationCount",
@@ -46,35 +47,18 @@ enum SemaphoreComparison {
         answered.wait()
         output.line("GCD semaphore(\(limit)): \(gcdRequests.answered) requests answered, at most \(gcdRequests.peak) in flight at once")
 
-        // Operations: one AsyncOp per request, finished by the request's callback; the queue's
-        // width does the limiting.
+        // Operations: one callback-style AsyncOp (a `CallbackOp`) per request: `execute()`
+        // starts the request and its callback finishes the operation. The queue's width does the
+        // limiting.
         let queue = OpQueue()
         queue.name = "gcd-semaphore"
         queue.maxConcurrentOperationCount = limit
         let opRequests = Requests(limit: limit, callbackQueue: callbacks)
-        let operations = (1...6).map { Request(id: $0, requests: opRequests) }
+        let operations = (1...6).map { id in
+            CallbackOp { finish in opRequests.start(id, completion: finish) }
+        }
         queue.addOperations(operations, waitUntilFinished: true)
         output.line("OpQueue width \(limit): \(opRequests.answered) requests answered, at most \(opRequests.peak) in flight at once")
-    }
-
-    /// One request as a callback-style ``AsyncOp``: ``execute()`` starts it, its callback calls
-    /// ``AsyncOp/finish()``. (An `AsyncOp` with an `async` closure that awaits the callback
-    /// would do as well.)
-    final class Request: AsyncOp, @unchecked Sendable {
-        // @unchecked Sendable: `AsyncOp` is an open class marked `@unchecked Sendable`; this
-        // subclass adds only constants.
-        private let id: Int
-        private let requests: Requests
-
-        init(id: Int, requests: Requests) {
-            self.id = id
-            self.requests = requests
-            super.init()
-        }
-
-        override func execute() {
-            requests.start(id) { self.finish() }
-        }
     }
 
     /// Simulated requests answered in callbacks on a serial queue, counting how many are in

@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// A serial `DispatchQueue` next to an ``OpQueue`` whose ``OpQueue/maxConcurrentOperationCount``
 /// is 1: both run one job at a time, in the order they were added.
@@ -11,6 +10,7 @@ import Synchronization
 /// strictly first in, first out whatever happens, and a block costs far less than an operation
 /// object; for plain mutual exclusion it is the cheaper tool.
 enum SerialQueueComparison {
+    /// The example: `swift run examples gcd-serial-queue`.
     static let example = Example(
         name: "gcd-serial-queue",
         title: "A serial DispatchQueue vs an OpQueue of width 1",
@@ -24,66 +24,44 @@ enum SerialQueueComparison {
         ]
     ) { output in
         // GCD: a queue made without `.concurrent` is serial. `sync {}` returns once every block
-        // submitted before it has run.
+        // submitted before it has run. A gauge counts each job as running while it records
+        // itself, so that jobs running at the same time would be seen overlapping.
         let serial = DispatchQueue(label: "gcd-serial-queue.serial")
-        let gcdLog = Log()
+        let gcdJobs = Recorder<String>()
+        let gcdGauge = ConcurrencyGauge()
         for job in 1...4 {
-            serial.async { gcdLog.run("\(job)") }
+            serial.async { gcdGauge.measure { gcdJobs.append("\(job)") } }
         }
         serial.sync {}
-        output.line("GCD serial queue: \(gcdLog.entries.joined(separator: " "))")
-        output.line("GCD serial queue: never more than \(gcdLog.peak) job at once")
+        output.line("GCD serial queue: \(gcdJobs.all.joined(separator: " "))")
+        output.line("GCD serial queue: never more than \(gcdGauge.peak) job at once")
 
         // Operations: the same with a width of 1, and a wait that needs no dummy block.
         let queue = OpQueue()
         queue.name = "gcd-serial-queue.width-1"
         queue.maxConcurrentOperationCount = 1
-        let opLog = Log()
+        let opJobs = Recorder<String>()
+        let opGauge = ConcurrencyGauge()
         for job in 1...4 {
-            queue.addOperation { opLog.run("\(job)") }
+            queue.addOperation { opGauge.measure { opJobs.append("\(job)") } }
         }
         queue.waitUntilAllOperationsAreFinished()
-        output.line("OpQueue width 1: \(opLog.entries.joined(separator: " "))")
-        output.line("OpQueue width 1: never more than \(opLog.peak) job at once")
+        output.line("OpQueue width 1: \(opJobs.all.joined(separator: " "))")
+        output.line("OpQueue width 1: never more than \(opGauge.peak) job at once")
 
         // What GCD cannot do: an urgent job added after a backlog goes first. (The queue is
         // suspended while the jobs are added only so that none starts before the urgent one is
         // in: the order printed is then the same on every run.)
-        let urgentLog = Log()
+        let urgentJobs = Recorder<String>()
         queue.isSuspended = true
         for job in 1...4 {
-            queue.addOperation { urgentLog.run("\(job)") }
+            queue.addOperation { urgentJobs.append("\(job)") }
         }
-        let urgent = BlockOp { urgentLog.run("urgent") }
+        let urgent = BlockOp { urgentJobs.append("urgent") }
         urgent.queuePriority = .veryHigh
         queue.addOperation(urgent)
         queue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
-        output.line("OpQueue width 1, urgent job added last: \(urgentLog.entries.joined(separator: " "))")
-    }
-
-    /// Records the jobs in the order they ran, and the most that ran at once.
-    final class Log: Sendable {
-        private struct State {
-            var entries: [String] = []
-            var running = 0
-            var peak = 0
-        }
-
-        private let state = Mutex(State())
-
-        /// Runs a job called `name`: it enters, records itself, and leaves, each step on its own,
-        /// so that jobs running at the same time would be seen overlapping.
-        func run(_ name: String) {
-            state.withLock { state in
-                state.running += 1
-                state.peak = max(state.peak, state.running)
-            }
-            state.withLock { $0.entries.append(name) }
-            state.withLock { $0.running -= 1 }
-        }
-
-        var entries: [String] { state.withLock { $0.entries } }
-        var peak: Int { state.withLock { $0.peak } }
+        output.line("OpQueue width 1, urgent job added last: \(urgentJobs.all.joined(separator: " "))")
     }
 }

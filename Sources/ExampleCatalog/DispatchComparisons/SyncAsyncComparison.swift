@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// `DispatchQueue.sync` / `async` next to ``OpQueue/addOperations(_:waitUntilFinished:)`` with
 /// `true` / `addOperation(_:)`: whether the caller waits for the work or goes on at
@@ -14,6 +13,7 @@ import Synchronization
 /// and `async` code gets waits that suspend instead of blocking. What GCD keeps: `sync` runs the
 /// block on the calling thread and returns its value directly, with no object in between.
 enum SyncAsyncComparison {
+    /// The example: `swift run examples gcd-sync-async`.
     static let example = Example(
         name: "gcd-sync-async",
         title: "sync / async vs waiting or not for added operations",
@@ -30,71 +30,58 @@ enum SyncAsyncComparison {
         // GCD. `async` returns at once; the queue is suspended only so that the block cannot
         // run before the next line, which makes the printed order the same on every run.
         let serial = DispatchQueue(label: "gcd-sync-async.serial")
-        let gcdAsync = Log()
+        let gcdAsync = Recorder<String>()
         serial.suspend()
-        serial.async { gcdAsync.add("block") }
-        gcdAsync.add("after async")
+        serial.async { gcdAsync.append("block") }
+        gcdAsync.append("after async")
         serial.resume()
         serial.sync {}
-        output.line("GCD async: \(gcdAsync.joined(", "))")
+        output.line("GCD async: \(gcdAsync.all.joined(separator: ", "))")
 
         // `sync` returns only after the block has run.
-        let gcdSync = Log()
-        serial.sync { gcdSync.add("block") }
-        gcdSync.add("after sync")
-        output.line("GCD sync: \(gcdSync.joined(", "))")
+        let gcdSync = Recorder<String>()
+        serial.sync { gcdSync.append("block") }
+        gcdSync.append("after sync")
+        output.line("GCD sync: \(gcdSync.all.joined(separator: ", "))")
 
         // The classic puzzle: four `async` blocks, then a `sync` one. The serial queue runs
         // them in order, and "4" comes after the `sync` returns. (The puzzle also logs "2" right
         // after the `async` calls; where it lands among the blocks varies from run to run, so
         // it is left out here.)
-        let puzzle = Log()
+        let puzzle = Recorder<String>()
         for label in ["1", "11", "111", "1111"] {
-            serial.async { puzzle.add(label) }
+            serial.async { puzzle.append(label) }
         }
-        serial.sync { puzzle.add("3") }
-        puzzle.add("4")
-        output.line("GCD serial queue: \(puzzle.joined(" "))")
+        serial.sync { puzzle.append("3") }
+        puzzle.append("4")
+        output.line("GCD serial queue: \(puzzle.all.joined(separator: " "))")
 
         // Operations. `addOperation` returns at once, like `async` (suspended for the same
         // reason as above).
         let queue = OpQueue()
         queue.name = "gcd-sync-async"
-        let opAsync = Log()
+        let opAsync = Recorder<String>()
         queue.isSuspended = true
-        queue.addOperation { opAsync.add("operation") }
-        opAsync.add("after addOperation")
+        queue.addOperation { opAsync.append("operation") }
+        opAsync.append("after addOperation")
         queue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
-        output.line("OpQueue addOperation: \(opAsync.joined(", "))")
+        output.line("OpQueue addOperation: \(opAsync.all.joined(separator: ", "))")
 
         // Waiting, like `sync`: the operation runs on a worker thread while this one blocks.
-        let opSync = Log()
-        queue.addOperations([BlockOp { opSync.add("operation") }], waitUntilFinished: true)
-        opSync.add("after addOperations")
-        output.line("OpQueue addOperations(_:waitUntilFinished: true): \(opSync.joined(", "))")
+        let opSync = Recorder<String>()
+        queue.addOperations([BlockOp { opSync.append("operation") }], waitUntilFinished: true)
+        opSync.append("after addOperations")
+        output.line("OpQueue addOperations(_:waitUntilFinished: true): \(opSync.all.joined(separator: ", "))")
 
         // The puzzle on a queue of width 1: equal priorities start in the order they were added.
         queue.maxConcurrentOperationCount = 1
-        let opPuzzle = Log()
+        let opPuzzle = Recorder<String>()
         for label in ["1", "11", "111", "1111"] {
-            queue.addOperation { opPuzzle.add(label) }
+            queue.addOperation { opPuzzle.append(label) }
         }
-        queue.addOperations([BlockOp { opPuzzle.add("3") }], waitUntilFinished: true)
-        opPuzzle.add("4")
-        output.line("OpQueue width 1: \(opPuzzle.joined(" "))")
-    }
-
-    /// Lines recorded from any thread, in order.
-    final class Log: Sendable {
-        private let entries = Mutex<[String]>([])
-
-        func add(_ entry: String) {
-            entries.withLock { $0.append(entry) }
-        }
-
-        func joined(_ separator: String) -> String {
-            entries.withLock { $0.joined(separator: separator) }
-        }
+        queue.addOperations([BlockOp { opPuzzle.append("3") }], waitUntilFinished: true)
+        opPuzzle.append("4")
+        output.line("OpQueue width 1: \(opPuzzle.all.joined(separator: " "))")
     }
 }

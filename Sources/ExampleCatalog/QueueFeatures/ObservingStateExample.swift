@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// Observing an operation's `isFinished` and a queue's `operationCount` with
 /// `observe(_:options:changeHandler:)`, then invalidating the observations.
@@ -14,21 +13,7 @@ import Synchronization
 /// order: the operation handler prints only its one change, the queue handler collects the
 /// counts, and the example prints them once the handler has seen the queue empty.
 enum ObservingStateExample {
-    /// The values of `operationCount` the handler saw, in order.
-    final class Counts: Sendable {
-        private let values = Mutex<[Int]>([])
-
-        /// Adds a value the handler saw.
-        func append(_ value: Int) {
-            values.withLock { $0.append(value) }
-        }
-
-        /// Every value seen so far.
-        var all: [Int] {
-            values.withLock { $0 }
-        }
-    }
-
+    /// The example: `swift run examples observing-state`.
     static let example = Example(
         name: "observing-state",
         title: "Observing operations and queues",
@@ -65,7 +50,7 @@ enum ObservingStateExample {
 
         // Every change reaches the handler once, in the order the changes happened, even when
         // operations finish on several threads at once.
-        let counts = Counts()
+        let counts = Recorder<Int>()   // the values of `operationCount` the handler saw, in order
         let sawEmpty = DispatchSemaphore(value: 0)
         let countToken = queue.observe(\.operationCount, options: [.new]) { _, change in
             guard let count = change.newValue else { return }

@@ -1,5 +1,4 @@
 import Operations
-import Synchronization
 
 /// A queue with `maxConcurrentOperationCount = 1` running one operation at a time, in the order
 /// they were added when they have the same priority and are ready together; and why the guide
@@ -10,64 +9,30 @@ import Synchronization
 /// next, so it is not the same as a serial Dispatch queue. If the order matters, set it with
 /// dependencies before adding the operations.
 enum SerialQueueExample {
-    /// Keeps track of how many operations run at once, and of the order in which they ran.
-    final class Tracker: Sendable {
-        private struct State {
-            var running = 0
-            var mostAtOnce = 0
-            var order: [String] = []
-            var checksum: UInt64 = 0
-        }
-
-        private let state = Mutex(State())
-
-        /// Marks the start of `step`.
-        func begin(_ step: String) {
-            state.withLock { state in
-                state.running += 1
-                state.mostAtOnce = max(state.mostAtOnce, state.running)
-                state.order.append(step)
-            }
-        }
-
-        /// Marks the end of a step that computed `result` (kept, so that the work is done).
-        func end(result: UInt64) {
-            state.withLock { state in
-                state.running -= 1
-                state.checksum ^= result
-            }
-        }
-
-        /// The most steps that ever ran at once.
-        var mostAtOnce: Int {
-            state.withLock { $0.mostAtOnce }
-        }
-
-        /// The steps in the order they started, and forgets them.
-        func takeOrder() -> String {
-            state.withLock { state in
-                defer { state.order = [] }
-                return state.order.joined(separator: ", ")
-            }
-        }
-    }
-
-    /// An operation that records its start and end around a little work, so that an overlap with
-    /// another step would show.
-    static func step(_ name: String, tracker: Tracker, output: ExampleOutput? = nil) -> BlockOp {
+    /// An operation that records its start in `order`, then does a little work, counted by
+    /// `gauge` as running from its start to its end, so that an overlap with another step would
+    /// show. The work's result is kept in `results`, so that the work is not optimized away.
+    static func step(
+        _ name: String, gauge: ConcurrencyGauge, order: Recorder<String>, results: Recorder<UInt64>,
+        output: ExampleOutput? = nil
+    ) -> BlockOp {
         let operation = BlockOp {
-            tracker.begin(name)
-            output?.line("\(name): running alone")
-            var checksum: UInt64 = 0
-            for value in 0..<20_000 as Range<UInt64> {
-                checksum = checksum &* 31 &+ value
+            let checksum = gauge.measure {
+                order.append(name)
+                output?.line("\(name): running alone")
+                var checksum: UInt64 = 0
+                for value in 0..<20_000 as Range<UInt64> {
+                    checksum = checksum &* 31 &+ value
+                }
+                return checksum
             }
-            tracker.end(result: checksum)
+            results.append(checksum)
         }
         operation.name = name
         return operation
     }
 
+    /// The example: `swift run examples serial-queue`.
     static let example = Example(
         name: "serial-queue",
         title: "A serial operation queue",
@@ -88,33 +53,40 @@ enum SerialQueueExample {
         let serial = OpQueue()
         serial.name = "serial"
         serial.maxConcurrentOperationCount = 1
-        let tracker = Tracker()
+        // One gauge and one list of results for the whole example; an order for each part.
+        let gauge = ConcurrencyGauge()
+        let results = Recorder<UInt64>()
 
         // Same priority, all ready at once: they start in the order they were added, one at a
         // time, each after the previous one returned (so each may print without a lock).
-        let steps = (1...5).map { step("step \($0)", tracker: tracker, output: output) }
+        let order = Recorder<String>()
+        let steps = (1...5).map { step("step \($0)", gauge: gauge, order: order, results: results, output: output) }
         serial.addOperations(steps, waitUntilFinished: true)
-        output.line("order: \(tracker.takeOrder())")
-        output.line("most operations running at once: \(tracker.mostAtOnce)")
+        output.line("order: \(order.all.joined(separator: ", "))")
+        output.line("most operations running at once: \(gauge.peak)")
 
         // Not a FIFO, though: a higher priority goes first among the ready operations (the queue
         // is suspended while they are added, so that all three are waiting together).
-        func pipeline() -> [BlockOp] {
-            let save = step("save", tracker: tracker)
+        /// Save, compress and upload, at a very low, the normal and a very high priority, noting
+        /// their starts in `order`.
+        func pipeline(order: Recorder<String>) -> [BlockOp] {
+            let save = step("save", gauge: gauge, order: order, results: results)
             save.queuePriority = .veryLow
-            let compress = step("compress", tracker: tracker)
-            let upload = step("upload", tracker: tracker)
+            let compress = step("compress", gauge: gauge, order: order, results: results)
+            let upload = step("upload", gauge: gauge, order: order, results: results)
             upload.queuePriority = .veryHigh
             return [save, compress, upload]
         }
+        let byPriority = Recorder<String>()
         serial.isSuspended = true
-        serial.addOperations(pipeline(), waitUntilFinished: false)
+        serial.addOperations(pipeline(order: byPriority), waitUntilFinished: false)
         serial.isSuspended = false
         serial.waitUntilAllOperationsAreFinished()
-        output.line("with priorities: \(tracker.takeOrder())")
+        output.line("with priorities: \(byPriority.all.joined(separator: ", "))")
 
         // Dependencies fix the order whatever the priorities say.
-        let ordered = pipeline()
+        let byDependencies = Recorder<String>()
+        let ordered = pipeline(order: byDependencies)
         for (earlier, later) in zip(ordered, ordered.dropFirst()) {
             later.addDependency(earlier)
         }
@@ -122,7 +94,7 @@ enum SerialQueueExample {
         serial.addOperations(ordered, waitUntilFinished: false)
         serial.isSuspended = false
         serial.waitUntilAllOperationsAreFinished()
-        output.line("with dependencies: \(tracker.takeOrder())")
-        output.line("most operations running at once, over everything: \(tracker.mostAtOnce)")
+        output.line("with dependencies: \(byDependencies.all.joined(separator: ", "))")
+        output.line("most operations running at once, over everything: \(gauge.peak)")
     }
 }
