@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// `async(flags: .barrier)` on a concurrent `DispatchQueue` next to
 /// ``OpQueue/addBarrierBlock(_:)``: readers run side by side, a writer runs alone, after the
@@ -57,7 +56,7 @@ enum BarrierComparison {
             var overlapped = false
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// Reads the value; the read is counted as running between two separate steps, so that a
         /// write in between would be seen.

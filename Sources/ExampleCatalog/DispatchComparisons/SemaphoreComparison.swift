@@ -1,6 +1,5 @@
 import Dispatch
 import Operations
-import Synchronization
 
 /// A `DispatchSemaphore` used as a width limit next to ``OpQueue/maxConcurrentOperationCount``:
 /// start six requests whose answers come in callbacks, never more than two in flight.
@@ -74,7 +73,7 @@ enum SemaphoreComparison {
 
         private let limit: Int
         private let callbackQueue: DispatchQueue
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         init(limit: Int, callbackQueue: DispatchQueue) {
             self.limit = limit

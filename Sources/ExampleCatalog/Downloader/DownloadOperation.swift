@@ -1,5 +1,4 @@
 import Operations
-import Synchronization
 
 /// Downloads one resource through a ``SimulatedTransport``, in the manner of SDWebImage's
 /// `SDWebImageDownloaderOperation` and AFNetworking's `AFURLConnectionOperation`: an asynchronous
@@ -36,7 +35,7 @@ final class DownloadOperation: AsyncOp, @unchecked Sendable {
     let resourceName: String
     private let transport: SimulatedTransport
     private let progressHandler: ProgressHandler?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// An operation that downloads `resourceName` from `transport`, giving up after `timeout`.
     init(

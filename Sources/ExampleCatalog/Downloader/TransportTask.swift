@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// One transfer of the ``SimulatedTransport``, the stand-in for a `URLSessionDataTask`: created
 /// suspended, started with ``resume()``, stopped with ``cancel()``.
@@ -35,13 +34,13 @@ final class TransportTask: Sendable {
     let resourceName: String
     private let steps: [Step]
     private let transport: SimulatedTransport
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(resourceName: String, steps: [Step], transport: SimulatedTransport, delegate: any TransportDelegate) {
         self.resourceName = resourceName
         self.steps = steps
         self.transport = transport
-        self.state = Mutex(State(delegate: delegate))
+        self.state = Locked(State(delegate: delegate))
     }
 
     /// Starts the transfer; does nothing if it started or ended already.

@@ -1,9 +1,8 @@
-import Synchronization
 
 /// Where an example prints: whole lines, from any thread, kept in the order they were printed,
 /// and echoed to standard output if asked to.
 public final class ExampleOutput: Sendable {
-    private let printed = Mutex<[String]>([])
+    private let printed = Locked<[String]>([])
     private let echoes: Bool
 
     /// An output that keeps its lines and, if `echoes`, prints each one as it comes.

@@ -1,9 +1,8 @@
-import Synchronization
 
 /// An append-only list that any thread may append to, for examples that record what their jobs
 /// did and print it once the jobs are done.
 final class Recorder<Element: Sendable>: Sendable {
-    private let elements = Mutex<[Element]>([])
+    private let elements = Locked<[Element]>([])
 
     /// Adds `element` at the end.
     func append(_ element: Element) {

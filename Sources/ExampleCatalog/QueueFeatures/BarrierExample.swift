@@ -1,5 +1,4 @@
 import Operations
-import Synchronization
 
 /// `addBarrierBlock(_:)` on a concurrent queue: the barrier runs once every operation added
 /// before it has finished, and the operations added after it start only once it has returned.
@@ -21,7 +20,7 @@ enum BarrierExample {
             var readsAfterBarrier = 0
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// A write finished.
         func wrote() {

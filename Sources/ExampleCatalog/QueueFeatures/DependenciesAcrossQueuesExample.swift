@@ -1,5 +1,4 @@
 import Operations
-import Synchronization
 
 /// Operations on three queues that depend on one another: downloads on a network queue, a parse
 /// step on a parsing queue and a display step on a third queue run in the order their
@@ -18,7 +17,7 @@ enum DependenciesAcrossQueuesExample {
             var records = 0
         }
 
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// Records a finished download of `file`, made on the queue called `queueName`.
         func downloaded(_ file: String, on queueName: String) {

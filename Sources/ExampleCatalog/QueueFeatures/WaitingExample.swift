@@ -1,5 +1,4 @@
 import Operations
-import Synchronization
 
 /// Waiting for an operation and for a queue: the blocking waits of synchronous code
 /// (`waitUntilFinished()`, `addOperations(_:waitUntilFinished: true)`,
@@ -25,7 +24,7 @@ import Synchronization
 enum WaitingExample {
     /// Results the operations leave behind, read once the waits have returned.
     final class Results: Sendable {
-        private let values = Mutex<[String: Int]>([:])
+        private let values = Locked<[String: Int]>([:])
 
         /// Adds `amount` to the value called `name`.
         func add(_ amount: Int, to name: String) {
