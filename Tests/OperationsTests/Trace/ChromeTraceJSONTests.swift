@@ -6,10 +6,25 @@ import Testing
 struct ChromeTraceJSONTests {
     /// Records `operations` run on a queue and returns the parsed events of their trace alone.
     private func events(of operations: [Op], queue: OpQueue = OpQueue()) throws -> (trace: OpTrace, events: [[String: Any]]) {
-        let ids = Set(operations.map(\.serial))
         let trace = OpTrace.record {
             queue.addOperations(operations, waitUntilFinished: true)
-        }.filter { ids.contains($0.id) }
+        }
+        return try parsedEvents(of: trace, only: operations)
+    }
+
+    /// The same for operations with `async` bodies, awaited rather than waited for: a blocking
+    /// wait here would hold a thread of the cooperative pool that their bodies need.
+    private func eventsAwaiting(_ operations: [Op], queue: OpQueue = OpQueue()) async throws -> (trace: OpTrace, events: [[String: Any]]) {
+        let trace = await OpTrace.record {
+            await queue.addOperations(operations, waitUntilFinished: true)
+        }
+        return try parsedEvents(of: trace, only: operations)
+    }
+
+    /// The trace of `operations` alone, and its parsed events.
+    private func parsedEvents(of recorded: OpTrace, only operations: [Op]) throws -> (trace: OpTrace, events: [[String: Any]]) {
+        let ids = Set(operations.map(\.serial))
+        let trace = recorded.filter { ids.contains($0.id) }
         let data = Data(trace.chromeTraceJSON.utf8)
         let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(root["displayTimeUnit"] as? String == "ms")
@@ -58,13 +73,13 @@ struct ChromeTraceJSONTests {
         }
     }
 
-    @Test func asynchronousOperationsAreAsyncSlicesAndCancelledOnesAreMarks() throws {
+    @Test func asynchronousOperationsAreAsyncSlicesAndCancelledOnesAreMarks() async throws {
         let asynchronous = AsyncBlockOp { try await Task.sleep(for: .milliseconds(2)) }
         asynchronous.name = "async"
         let cancelled = BlockOp {}
         cancelled.name = "cancelled"
         cancelled.cancel()
-        let (_, events) = try events(of: [asynchronous, cancelled])
+        let (_, events) = try await eventsAwaiting([asynchronous, cancelled])
         let begin = try #require(events.first { $0["ph"] as? String == "b" })
         let end = try #require(events.first { $0["ph"] as? String == "e" })
         #expect(begin["name"] as? String == "async" && end["name"] as? String == "async")
