@@ -149,8 +149,9 @@ import Dispatch
         #else
         let count = 10_000
         #endif
-        // Long enough for all of them to start first, even under a sanitizer on a busy machine.
-        let wait = Duration.seconds(3)
+        // Long enough for all of them to start first, even under a sanitizer on a busy machine
+        // (starting 10,000 took over 3 s under ThreadSanitizer with the whole suite running).
+        let wait = Duration.seconds(8)
         // A delay that held a worker thread could not run beside more than the pool's threads.
         #expect(WorkerPool.shared.maximumThreadCount < count)
 
@@ -178,7 +179,7 @@ import Dispatch
         #expect(finishedWhenTheLastStarted == 0, "\(finishedWhenTheLastStarted.map(String.init) ?? "no") delays had finished when the last one started, \(census.lastStartAfter(start)) after the queue resumed")
         #expect(delays.allSatisfy { $0.isFinished && !$0.isCancelled && $0.error == nil })
         #expect(elapsed >= wait)
-        // Serially they would take 30,000 seconds (the bound is loose: under a sanitizer, on a
+        // Serially they would take 80,000 seconds (the bound is loose: under a sanitizer, on a
         // busy machine, the awaiting test task itself may resume late).
         #expect(elapsed < .seconds(120), "took \(elapsed)")
     }
