@@ -72,9 +72,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Checks between documents: the README and the DocC catalog say the same thing where they
-        // overlap.
+        // overlap, and the README lists every example.
         .testTarget(
             name: "DocumentationTests",
+            dependencies: ["ExampleCatalog"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -13,12 +13,6 @@ struct MigrationDocumentationTests {
     static let readmePath = "README.md"
     static let articlePath = "Sources/Operations/Operations.docc/MovingFromFoundation.md"
 
-    /// The package root: this file is `<root>/Tests/DocumentationTests/<this file>`.
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     @Test("Each shared block is the same in the README and in the article", arguments: blockNames)
     func blocksAreIdentical(name: String) throws {
         let readme = try Self.block(name, in: Self.readmePath)
@@ -95,28 +89,8 @@ struct MigrationDocumentationTests {
 
     // MARK: Reading the blocks
 
-    struct MissingBlock: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The lines between the markers of the block `name` in the document at `path`, without the
-    /// markers. Throws unless each marker is on a line of its own, exactly once, BEGIN before END.
+    /// The lines of the shared block `name` in the document at `path`, without its markers.
     static func block(_ name: String, in path: String) throws -> [String] {
-        let url = packageRoot.appendingPathComponent(path)
-        let text = try String(contentsOf: url, encoding: .utf8)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
-        }
-        let begin = "<!-- BEGIN shared: \(name) -->"
-        let end = "<!-- END shared: \(name) -->"
-        let begins = lines.indices.filter { lines[$0].trimmingCharacters(in: .whitespaces) == begin }
-        let ends = lines.indices.filter { lines[$0].trimmingCharacters(in: .whitespaces) == end }
-        guard begins.count == 1, ends.count == 1, let first = begins.first, let last = ends.first, first < last else {
-            throw MissingBlock(description: """
-                \(path) must contain the line "\(begin)" once, followed later by the line "\(end)" once \
-                (found \(begins.count) BEGIN and \(ends.count) END markers).
-                """)
-        }
-        return Array(lines[(first + 1)..<last])
+        try MarkedBlock.lines(between: "<!-- BEGIN shared: \(name) -->", and: "<!-- END shared: \(name) -->", in: path)
     }
 }

@@ -5,16 +5,12 @@ import Testing
 /// The README's table of examples lists every example of the catalog, in order, with its title
 /// and source, and nothing else.
 @Suite("README examples table")
-struct ReadmeExamplesTableTests {
-    /// The rows between the table's markers, as (name, title, source).
+struct ExamplesTableTests {
+    /// The rows of the table, as (name, title, source).
     private static func readmeRows() throws -> [(name: String, title: String, source: String)] {
-        let root = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let lines = readme.components(separatedBy: "\n")
-        let begin = try #require(lines.firstIndex { $0.hasPrefix("<!-- BEGIN examples table") })
-        let end = try #require(lines.firstIndex { $0.hasPrefix("<!-- END examples table") })
-        return lines[(begin + 1)..<end].dropFirst(2).compactMap { line in
+        let lines = try MarkedBlock.lines(
+            between: "<!-- BEGIN examples table -->", and: "<!-- END examples table -->", in: "README.md")
+        return lines.dropFirst(2).compactMap { line in
             let cells = line.split(separator: "|", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count == 5 else { return nil }
