@@ -21,10 +21,12 @@ extension Op {
     /// An operation may inject from many producers; the injections run in the order they were
     /// added, with the operation's conditions (see ``OpCondition``): on the thread that made the
     /// operation ready (or that added it to its queue, if it was ready then), or in a task if a
-    /// condition is `async`. Keep `body` short; it runs once. An injection is skipped if the operation is cancelled
-    /// by then; a cancellation that comes while `body` runs lets `body` finish, but the operation
-    /// then finishes without running its body, possibly while `body` is still running: store the
-    /// value in a way that does not race with the completion block.
+    /// condition is `async`. Keep `body` short; it runs once. `body` is skipped if the operation
+    /// is cancelled by then (a failed producer still ends it with an ``InjectionError``, so the
+    /// condition that decides does not depend on when the cancellation came); a cancellation
+    /// that comes while `body` runs lets `body` finish, but the operation then finishes without
+    /// running its body, possibly while `body` is still running: store the value in a way that
+    /// does not race with the completion block.
     ///
     /// - Important: Like conditions, injections are added before the operation is added to a
     ///   queue or started; adding one later is a programmer error and traps.
@@ -42,22 +44,24 @@ extension Op {
             guard ObjectIdentifier(consumer) == consumerIdentity, let typed = consumer as? Self else {
                 misuse("An injection from \(producer) was evaluated for \(consumer), which did not ask for it: its condition was copied from `conditions` to another operation. Call inject(from:_:) on every consumer.")
             }
+            // A failed producer fails the injection even if the consumer was cancelled meanwhile:
+            // which condition decides must not depend on when a cancellation came.
+            let output = producer.output
+            if case .failure(let error)? = output {
+                return InjectionError(producer: producer.description, underlyingError: error)
+            }
             // Cancelled meanwhile, the consumer will not run: the value is not needed. Evaluated
             // again (a dependency was added after the conditions passed), it is passed once.
             if consumer.isCancelled || delivered.withLockedValue({ $0 }) { return nil }
-            switch producer.output {
-            case .success(let value)?:
-                do {
-                    try body(typed, value)
-                    delivered.withLockedValue { $0 = true }
-                    return nil
-                } catch {
-                    return error
-                }
-            case .failure(let error)?:
-                return InjectionError(producer: producer.description, underlyingError: error)
-            case nil:
+            guard case .success(let value)? = output else {
                 misuse("\(consumer) was about to receive the value of \(producer), which has not finished: it is no longer a dependency. Keep a producer a dependency of the operations that inject from it.")
+            }
+            do {
+                try body(typed, value)
+                delivered.withLockedValue { $0 = true }
+                return nil
+            } catch {
+                return error
             }
         }))
         addDependency(producer)

@@ -293,6 +293,42 @@ private func injectionError(of op: Op) -> InjectionError? {
         #expect(injectionError(of: consumer)?.underlyingError as? InjectionTestFailure == InjectionTestFailure(id: 4))
     }
 
+    @Test func failedProducerDecidesEvenIfTheConsumerIsCancelledWhileItsConditionsAreChecked() async {
+        let log = EventLog<String>()
+        let producer = ResultOp<Int> { throw InjectionTestFailure(id: 5) }
+        let consumer = CollectingOp(log: log)
+        // The cancellation comes while the gates are being passed, before the injection.
+        consumer.addCondition(.predicate("cancels its operation") { op in
+            op.cancel()
+            return true
+        })
+        consumer.inject(from: producer) { consumer, value in consumer.receive(value) }
+        consumer.addCondition(.noFailedDependencies)
+        await OpQueue().addOperations([producer, consumer], waitUntilFinished: true)
+        #expect(log.all.isEmpty)
+        #expect(consumer.isCancelled)
+        #expect(injectionError(of: consumer)?.underlyingError as? InjectionTestFailure == InjectionTestFailure(id: 5),
+                "the injection comes first, so it decides, cancelled or not; got \(String(describing: consumer.error))")
+    }
+
+    @Test func injectionClosureIsSkippedOnceTheConsumerIsCancelled() async {
+        let log = EventLog<String>()
+        let producer = ResultOp { 6 }
+        let consumer = CollectingOp(log: log)
+        consumer.addCondition(.predicate("cancels its operation") { op in
+            op.cancel()
+            return true
+        })
+        consumer.inject(from: producer) { _, value in
+            log.append("inject \(value)")
+            throw InjectionTestFailure(id: value)
+        }
+        await OpQueue().addOperations([producer, consumer], waitUntilFinished: true)
+        #expect(log.all.isEmpty, "the value is not needed by a consumer that will not run")
+        #expect(consumer.isCancelled)
+        #expect(consumer.error == nil)
+    }
+
     // MARK: Other consumers
 
     @Test func injectionIntoAnAsyncOp() async {

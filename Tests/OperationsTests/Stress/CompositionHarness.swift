@@ -360,7 +360,10 @@ enum CompositionHarness {
                 case .dependency(let target):
                     return records[target].finalError != nil || records[target].finalCancelled ? name : nil
                 case .injection(let producer, let throwing):
-                    return records[producer].finalError != nil || records[producer].finalCancelled || throwing ? name : nil
+                    // A failed producer fails it even for a cancelled consumer; a throwing closure
+                    // only if it ran (it is skipped once the consumer is cancelled).
+                    let threw = throwing && records[id].control.injected[producer] != nil
+                    return records[producer].finalError != nil || records[producer].finalCancelled || threw ? name : nil
                 }
             case .all(_, let parts):
                 return parts.lazy.compactMap(failing).first
