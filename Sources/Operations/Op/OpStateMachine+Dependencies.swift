@@ -1,0 +1,229 @@
+// The dependency lists of the machine: adding and removing dependencies and dependents, a
+// dependency finishing, and holding the dependencies of a finished operation weakly.
+
+extension OpStateMachine {
+    // MARK: Links
+
+    /// The dependencies, held strongly, in the order they were added (until they are settled).
+    var dependencyList: SmallList<Op> {
+        _read {
+            if let links { yield links.dependencies } else { yield SmallList() }
+        }
+        set { if links != nil || !newValue.isEmpty { ensureLinks().dependencies = newValue } }
+        _modify { yield &ensureLinks().dependencies }
+    }
+    /// Whether a dependency was created after this operation (a "backward" edge, by serial
+    /// number): only such a dependency can close a loop of strong references.
+    var hasNewerDependency: Bool {
+        get { links?.hasNewerDependency ?? false }
+        set { if links != nil || newValue { ensureLinks().hasNewerDependency = newValue } }
+    }
+    /// Whether every dependency is held weakly once the operation is finished: it got one while
+    /// a finished, older operation held it strongly (see ``Op/settleDependencies()``).
+    var weakensEveryDependency: Bool {
+        get { links?.weakensEveryDependency ?? false }
+        set { if links != nil || newValue { ensureLinks().weakensEveryDependency = newValue } }
+    }
+    /// Counts the changes of the dependency list, so that a check made twice can tell that the
+    /// list did not change in between (see ``DependencyCycle``). Wraps.
+    var dependencyVersion: UInt32 {
+        get { links?.dependencyVersion ?? 0 }
+        set { if links != nil || newValue != 0 { ensureLinks().dependencyVersion = newValue } }
+    }
+
+    /// The dependencies, in the order they were added (a settled one that was released is gone).
+    var dependencies: [Op] {
+        if let settled = extras?.settledDependencies {
+            return settled.compactMap(\.operation)
+        }
+        return dependencyList.array
+    }
+    /// Operations that counted this one as an unfinished dependency; emptied when it finishes.
+    /// Not retained, like Foundation's: a dependent that nobody keeps (not in a queue, no
+    /// reference) is released even though this operation has not finished, and removes itself
+    /// from the list as it goes (see ``DependentLink``).
+    var dependents: DependentList {
+        _read {
+            if let links { yield links.dependents } else { yield DependentList() }
+        }
+    }
+
+
+    /// From this many dependencies on, a set answers "is it already a dependency?".
+    static let dependencySetThreshold = 16
+
+    /// Whether `operation` is one of the dependencies.
+    func lists(_ operation: Op) -> Bool {
+        if let extras {
+            // A set while there are many (never together with the settled list).
+            if let set = extras.dependencySet {
+                return set.contains(ObjectIdentifier(operation))
+            }
+            if let settled = extras.settledDependencies {
+                return settled.contains { $0.names(operation) }
+            }
+        }
+        guard let links else { return false }
+        return links.dependencies.contains { $0 === operation }
+    }
+
+    // MARK: Dependencies
+
+    /// The result of adding a dependency.
+    enum AddDependencyResult: Equatable {
+        /// The dependency was already there; nothing changed.
+        case alreadyPresent
+        /// The dependency was recorded. `counted` is true if it now holds the operation back.
+        case added(counted: Bool)
+    }
+
+    /// Records `dependency`. It holds the operation back only if it is unfinished and the
+    /// operation has not started (adding a dependency to a started operation has no effect).
+    /// `isNewer` says whether the dependency was created after this operation. For an operation
+    /// that is finished for good, `holdsWeakly` says whether to hold the new dependency weakly
+    /// (see ``Op/addDependency(_:)``).
+    mutating func addDependency(_ dependency: Op, dependencyIsUnfinished: Bool, isNewer: Bool,
+                                holdsWeakly: Bool = false) -> AddDependencyResult {
+        if lists(dependency) {
+            return .alreadyPresent
+        }
+        // The links are used directly: this is the hot path of building a graph.
+        let links = ensureLinks()
+        links.dependencyVersion &+= 1
+        hasHadDependencies = true
+        if isNewer { links.hasNewerDependency = true }
+        let isWeak = lifecycle == .finished && (holdsWeakly || links.weakensEveryDependency)
+        if isWeak {
+            weaken([])
+            settle()
+        }
+        if let settled = extras?.settledDependencies {
+            extras!.settledDependencies = settled + [isWeak ? .weak(WeakOp(dependency)) : .strong(dependency)]
+            return .added(counted: false)
+        }
+        links.dependencies.append(dependency)
+        if let extras, extras.dependencySet != nil {
+            extras.dependencySet!.insert(ObjectIdentifier(dependency))
+        } else if links.dependencies.count >= Self.dependencySetThreshold {
+            ensureExtras().dependencySet = Set(links.dependencies.lazy.map(ObjectIdentifier.init))
+        }
+        let counts = dependencyIsUnfinished && lifecycle == .pending
+        if counts {
+            links.unfinishedDependencyCount += 1
+            if gate == .open, let extras, !extras.conditions.isEmpty {
+                // Passed early (see ``startPassingGatesEarly()``), before this dependency: the
+                // conditions are evaluated again once it finished.
+                gate = .closed
+            }
+        }
+        return .added(counted: counts)
+    }
+
+    /// Called on the dependency's side of `addDependency`: remembers the dependent unless this
+    /// operation has finished already. Returns whether the dependent must count it.
+    mutating func addDependent(_ dependent: Op) -> Bool {
+        switch lifecycle {
+        case .pending, .executing:
+            ensureLinks().dependents.append(DependentLink(dependent))
+            return true
+        case .finishing, .finished:
+            return false
+        }
+    }
+
+    /// Forgets the dependent whose serial number is `dependentSerial` (called on the
+    /// dependency's side of `removeDependency`, and by a dependent being deinitialized).
+    /// Returns whether it was still waiting for this operation.
+    mutating func removeDependent(serial dependentSerial: UInt64) -> Bool {
+        links?.dependents.remove(serial: dependentSerial) ?? false
+    }
+
+    /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
+    mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
+        dependencyVersion &+= 1
+        if let settled = extras?.settledDependencies {
+            guard let index = settled.firstIndex(where: { $0.names(dependency) }) else { return (false, .none) }
+            extras!.settledDependencies!.remove(at: index)
+            return (true, .none)
+        }
+        guard lists(dependency), dependencyList.removeFirst(where: { $0 === dependency }) != nil else {
+            return (false, .none)
+        }
+        extras?.dependencySet?.remove(ObjectIdentifier(dependency))
+        if wasCounted {
+            unfinishedDependencyCount -= 1
+            return (true, scheduleIfReady())
+        }
+        return (true, .none)
+    }
+
+    /// One of the operations this one counted has finished.
+    mutating func dependencyFinished() -> ReadinessAction {
+        guard let links, links.unfinishedDependencyCount > 0 else {
+            preconditionFailure("Internal inconsistency: dependency count underflow in \(lifecycle)")
+        }
+        links.unfinishedDependencyCount -= 1
+        return scheduleIfReady()
+    }
+
+
+    /// The dependencies created after this operation (whose serial number is `serial`).
+    func newerDependencies(than serial: UInt64) -> [Op] {
+        dependencyList.array.filter { $0.serial > serial }
+    }
+
+    /// A finished, older operation holds this one strongly, and it has a dependency now: hold
+    /// every dependency weakly once finished (at once, if it is finished already).
+    mutating func weakenEveryDependency() {
+        weakensEveryDependency = true
+        weaken([])
+    }
+
+    /// Holds the dependencies in `operations` weakly from now on (every dependency, if
+    /// `weakensEveryDependency`). Called once the operation is finished for good: it needs its
+    /// dependencies no more, and only lists them.
+    mutating func weaken(_ operations: Set<ObjectIdentifier>) {
+        guard lifecycle == .finished, !operations.isEmpty || weakensEveryDependency else { return }
+        settle()
+        let every = weakensEveryDependency
+        extras!.settledDependencies = extras!.settledDependencies!.map { dependency in
+            guard case .strong(let operation) = dependency,
+                  every || operations.contains(ObjectIdentifier(operation)) else { return dependency }
+            return .weak(WeakOp(operation))
+        }
+    }
+
+    /// Moves the dependencies to the list that can hold some of them weakly, if not done yet.
+    mutating func settle() {
+        guard extras?.settledDependencies == nil else { return }
+        let extras = ensureExtras()
+        extras.settledDependencies = dependencyList.map { .strong($0) }
+        extras.dependencySet = nil
+        dependencyList = SmallList()
+    }
+
+    /// Empties the dependency list, returning the operations it held strongly: used when the
+    /// operation is deallocated, to release long chains without deep recursion.
+    mutating func takeDependencies() -> SmallList<Op> {
+        var taken = dependencyList
+        dependencyList = SmallList()
+        unfinishedDependencyCount = 0
+        if let extras {
+            extras.dependencySet = nil
+            if let settled = extras.settledDependencies {
+                for case .strong(let dependency) in settled {
+                    taken.append(dependency)
+                }
+                extras.settledDependencies = nil
+            }
+        }
+        return taken
+    }
+
+    /// The dependencies that hold the operation back, which list it as a dependent (those
+    /// that have not finished), when some do; otherwise empty.
+    var unfinishedDependencies: [Op] {
+        guard unfinishedDependencyCount > 0 else { return [] }
+        return dependencies.filter { $0.flags.load(ordering: .acquiring) & Op.Flags.finished == 0 }
+    }
+}

@@ -1,0 +1,57 @@
+import Dispatch
+
+extension OpStateMachine {
+    /// State that most operations never use, allocated on first use so that a pending operation
+    /// stays small (a million pending operations are a benchmark).
+    final class Extras: @unchecked Sendable {
+        // @unchecked Sendable: like the machine that holds it, only touched with the operation's
+        // lock held. The fields read on hot paths (building a large fan-in, every transition of
+        // an operation with extras, passing conditions) are unchecked for exclusivity, like the
+        // machine, and checked in the checked build (see `Op`).
+        var completionBlock: (@Sendable () -> Void)?
+        var error: (any Error)?
+        var waiters: [@Sendable () -> Void] = []
+        var name: String?
+        var qualityOfService: DispatchQoS.QoSClass = .default
+        var threadPriority = 0.5
+        #if OPERATIONS_INTERNAL_CHECKS
+        var registry: ObserverRegistry?
+        /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
+        var dependencySet: Set<ObjectIdentifier>?
+        /// The dependencies of a finished operation of which some are held weakly, replacing
+        /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
+        var settledDependencies: [SettledDependency]?
+        /// The conditions, in the order they were added.
+        var conditions: [OpCondition] = []
+        #else
+        @exclusivity(unchecked) var registry: ObserverRegistry?
+        /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
+        @exclusivity(unchecked) var dependencySet: Set<ObjectIdentifier>?
+        /// The dependencies of a finished operation of which some are held weakly, replacing
+        /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
+        @exclusivity(unchecked) var settledDependencies: [SettledDependency]?
+        /// The conditions, in the order they were added.
+        @exclusivity(unchecked) var conditions: [OpCondition] = []
+        #endif
+        /// Whether a condition is `async` (the conditions are then evaluated in a task).
+        var hasAsynchronousConditions = false
+        /// The error of a `cancel(with:)` whose cancellation has not happened yet.
+        var pendingCancellationError: (any Error)?
+        /// Operations that conditions contributed as dependencies, to be added to the operation's
+        /// queue with it (see ``OpCondition/dependency(_:)``).
+        var conditionDependencies: [Op] = []
+        /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
+        var exclusivityCategories: [String] = []
+        /// The link to the group the operation is a child of (shared by its children).
+        var groupLink: GroupOp.Link?
+        /// The ``OpObserver``s and the order of their callbacks.
+        var observers: ObserverMailbox?
+        /// ``Op/timeout``, and whether its ``TimeoutTracker`` observes the operation.
+        var timeout: Duration?
+        var hasTimeoutTracker = false
+        /// ``Op/progress``, once asked for.
+        var progress: OpProgress?
+        /// A ``BlockOp``'s blocks, once it has more than one.
+        var blockList: BlockOp.BlockList?
+    }
+}

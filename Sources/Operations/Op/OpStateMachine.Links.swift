@@ -1,0 +1,23 @@
+extension OpStateMachine {
+    /// The dependencies and dependents of an operation that has some.
+    final class Links: @unchecked Sendable {
+        // @unchecked Sendable: like the machine that holds it, only touched with the operation's
+        // lock held. Unchecked exclusivity on the hot path (the lock serializes every access),
+        // checked in the checked build, as for the machine itself (see `Op`).
+        #if OPERATIONS_INTERNAL_CHECKS
+        var dependencies = SmallList<Op>()
+        var dependents = DependentList()
+        var dependencyVersion: UInt32 = 0
+        var unfinishedDependencyCount: Int32 = 0
+        var hasNewerDependency = false
+        var weakensEveryDependency = false
+        #else
+        @exclusivity(unchecked) var dependencies = SmallList<Op>()
+        @exclusivity(unchecked) var dependents = DependentList()
+        @exclusivity(unchecked) var dependencyVersion: UInt32 = 0
+        @exclusivity(unchecked) var unfinishedDependencyCount: Int32 = 0
+        @exclusivity(unchecked) var hasNewerDependency = false
+        @exclusivity(unchecked) var weakensEveryDependency = false
+        #endif
+    }
+}

@@ -1,0 +1,26 @@
+extension OpStateMachine {
+    /// A dependency of a finished operation: a newer one is held weakly, so that a loop of
+    /// dependencies among finished operations does not keep them alive.
+    enum SettledDependency {
+        /// An older dependency, still held.
+        case strong(Op)
+        /// A newer dependency, held weakly.
+        case weak(WeakOp)
+
+        /// The operation, if it is still alive.
+        var operation: Op? {
+            switch self {
+            case .strong(let operation): operation
+            case .weak(let reference): reference.operation
+            }
+        }
+
+        /// Whether this names `operation` (compared without loading a weak reference).
+        func names(_ operation: Op) -> Bool {
+            switch self {
+            case .strong(let held): held === operation
+            case .weak(let reference): reference.serial == operation.serial
+            }
+        }
+    }
+}
