@@ -37,7 +37,7 @@ extension Op {
         } onCancel: {
             // Not inline: the handler runs inside the task's cancellation, and cancel() notifies
             // observers (user code).
-            WorkerPool.shared.submit { self.cancel() }
+            WorkerPool.shared.submit(qualityOfService: self.qualityOfService) { self.cancel() }
         }
     }
 }

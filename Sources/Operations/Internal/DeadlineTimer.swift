@@ -4,6 +4,12 @@ import Dispatch
 /// passed, unless it is cancelled first. It holds no thread while it waits, and cancelling it
 /// releases the handler (and what the handler captures) at once.
 ///
+/// The handler is a job of the pool's library lane (``WorkerPool/submitLibraryWork(qualityOfService:_:)``):
+/// it does not wait behind a backlog of users' work of any class, and gets a thread at once
+/// while every worker is busy, so that a timer fires on time under load. It runs at the
+/// quality of service of the operation it serves. A handler must be short: it cancels or ends an
+/// operation (whose observers it then tells), or schedules work elsewhere.
+///
 /// Used by ``DelayOp``, ``Op/timeout``, the waits of ``RetryOp``, and the library's own checks
 /// (stalled queues, the grace period of a dependency cycle, waits that search for deadlocks).
 /// Nothing in the library waits on Dispatch's global queues: on Linux they do not grow while
@@ -26,7 +32,7 @@ final class DeadlineTimer: @unchecked Sendable {
         // is cancelled, and Dispatch then releases the handler, which ends the loop.
         source.setEventHandler { [source] in
             source.cancel()
-            WorkerPool.shared.submit(handler)
+            WorkerPool.shared.submitLibraryWork(qualityOfService: qualityOfService, handler)
         }
         source.activate()
     }

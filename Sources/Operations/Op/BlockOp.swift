@@ -96,9 +96,10 @@ open class BlockOp: Op, @unchecked Sendable {
     private final func runConcurrently(_ blocks: [@Sendable () -> Void]) {
         let group = ConcurrentBlocks(blocks)
         let queue = ThreadContext.queue
+        let qualityOfService = qualityOfService
         for _ in 1..<blocks.count {
             // The other blocks see the same context as the first: this operation, its queue.
-            WorkerPool.shared.submit { [self] in
+            WorkerPool.shared.submit(qualityOfService: qualityOfService) { [self] in
                 ThreadContext.withOperation(self) {
                     ThreadContext.withQueue(queue) {
                         _ = group.runNext()

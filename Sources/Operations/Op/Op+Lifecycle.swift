@@ -137,14 +137,14 @@ extension Op {
         }
         defer { drainsHere?.drainStartsHere() }   // once this operation is complete
         if finish.hasCompletionBlock {
-            let block = transition { machine in
+            let (block, qualityOfService) = transition { machine in
                 let block = machine.takeCompletionBlock()
                 machine.record(.completionBlock, old: block as Any, new: Optional<@Sendable () -> Void>.none as Any)
-                return block
+                return (block, machine.qualityOfService)
             }
             if let block {
                 let queue = finish.queue
-                WorkerPool.shared.submit { [self] in
+                WorkerPool.shared.submit(qualityOfService: qualityOfService) { [self] in
                     ThreadContext.withCompletingOperation(self) {
                         block()
                     }

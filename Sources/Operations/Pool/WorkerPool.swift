@@ -17,9 +17,12 @@ import Darwin
 ///
 /// - A job is handed to an idle worker if there is one (most recently idle first).
 /// - Otherwise, while fewer threads than cores exist, a new thread is started at once.
-/// - Waiting jobs are served by quality of service, the highest class first; a job of a higher
-///   class than every running one gets a new thread at once, even above the core count, so it
-///   does not wait for lower-class work to end.
+/// - Waiting jobs are served by quality of service, the highest class first, with aging: a class
+///   passed over ``WorkerPool/JobQueue/starvationLimit`` times is served next, so none waits
+///   forever. A job of a higher class than every running one gets a new thread at once, even
+///   above the core count, so it does not wait for lower-class work to end.
+/// - The library's own short jobs (timers' handlers) have a lane above every class, and get a
+///   thread at once while every worker runs users' work: a timeout fires on time under any load.
 /// - Otherwise a monitor thread looks after ``WorkerPool/stallInterval`` at each worker.
 ///   - Where the scheduler tells what a thread is doing (`/proc/self/task/<tid>/stat` on Linux,
 ///     Mach `thread_info` on Apple platforms), a worker counts as blocked when it sleeps in the
@@ -92,8 +95,9 @@ final class WorkerPool: @unchecked Sendable {
 
     struct State {
         var jobs = JobQueue()
-        /// How many workers run a job of each class (by ``JobQueue/rank(of:)``).
-        var runningByRank = [Int](repeating: 0, count: JobQueue.classCount)
+        /// How many workers run a job of each lane (by rank: ``JobQueue/libraryRank``, then
+        /// ``JobQueue/rank(of:)``).
+        var runningByRank = [Int](repeating: 0, count: JobQueue.laneCount)
         var idleWorkers: [Worker] = []
         var workers: [ObjectIdentifier: Worker] = [:]
         var threadCount = 0
@@ -123,16 +127,35 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     /// Runs `job` on a pool thread as soon as one is free. While jobs wait, those of a higher
-    /// `qualityOfService` go first (on Apple platforms, a job also runs on a thread of its class).
+    /// `qualityOfService` go first, though no class waits forever (see ``JobQueue``); on Apple
+    /// platforms, a job also runs on a thread of its class.
     func submit(qualityOfService: DispatchQoS.QoSClass = .default, _ job: @escaping Job) {
+        submit(rank: JobQueue.rank(of: qualityOfService)) {
+            $0.append(job, qualityOfService: qualityOfService)
+        }
+    }
+
+    /// Runs `job`, a short job of the library's own on behalf of an operation of the class
+    /// `qualityOfService` (a timer's handler: a timeout passed, a ``DelayOp`` ended), ahead of
+    /// every waiting job of the users' work. While every worker is busy with such work, it gets a
+    /// thread of its own at once, so that a timer fires on time however long that work runs.
+    func submitLibraryWork(qualityOfService: DispatchQoS.QoSClass, _ job: @escaping Job) {
+        submit(rank: JobQueue.libraryRank) {
+            $0.appendLibraryWork(job, qualityOfService: qualityOfService)
+        }
+    }
+
+    /// Adds a job of the lane `rank` with `append`, and hands it to a worker.
+    @inline(__always)
+    private func submit(rank: Int, _ append: (inout JobQueue) -> Void) {
         enum Action { case wake(Worker), spawn, watch(startMonitor: Bool), none }
         let action: Action = lock.withLock {
-            state.jobs.append(job, qualityOfService: qualityOfService)
+            append(&state.jobs)
             pendingJobs.add(1, ordering: .relaxed)
             if let worker = state.idleWorkers.popLast() {
                 return .wake(worker)
             }
-            if state.threadCount < coreCount || preempts(JobQueue.rank(of: qualityOfService)) {
+            if state.threadCount < coreCount || preempts(rank) {
                 state.threadCount += 1
                 state.startingThreads += 1
                 return .spawn
@@ -166,9 +189,10 @@ final class WorkerPool: @unchecked Sendable {
     }
 
     /// Whether a job of `rank` gets a thread of its own although every core has one: when every
-    /// busy worker runs work of a lower class and no thread is starting already, so that a
-    /// `.userInitiated` job does not wait for a `.background` one to end (it shares the cores
-    /// with it meanwhile; the extra thread retires once idle). Call with the lock held.
+    /// busy worker runs work of a lower lane and no thread is starting already, so that a
+    /// `.userInitiated` job does not wait for a `.background` one to end, nor a timer's handler
+    /// for users' work (it shares the cores with it meanwhile; the extra thread retires once
+    /// idle). Call with the lock held.
     private func preempts(_ rank: Int) -> Bool {
         guard state.startingThreads == 0, state.threadCount < maximumThreadCount else { return false }
         var busy = 0
