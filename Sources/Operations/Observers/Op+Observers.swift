@@ -65,7 +65,10 @@ extension Op {
 
     /// Tells the observers that the work is over, before the operation reads as finished.
     final func observersWillFinish() {
-        let (observers, error) = withState { ($0.observers, $0.error) }
+        let (observers, error) = withState { machine in
+            machine.endTimeout()   // the work is over: no timer touches the operation from now on
+            return (machine.observers, machine.error)
+        }
         observers?.post(.willFinish(error: error), from: self)
     }
 

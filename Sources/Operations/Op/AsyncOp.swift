@@ -157,6 +157,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     public final func finish(throwing error: any Error) {
         transition { machine in
             guard machine.lifecycle == .executing else { return }
+            machine.endTimeout()   // the work is over: no timer touches the operation from now on
             let old = machine.error
             machine.recordError(error)
             machine.record(.error, old: old as Any, new: machine.error as Any)

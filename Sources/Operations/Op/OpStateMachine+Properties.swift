@@ -81,16 +81,6 @@ extension OpStateMachine {
     /// The observer mailbox, if an observer was ever added.
     var observers: ObserverMailbox? { extras?.observers }
 
-    var timeout: Duration? {
-        get { extras?.timeout }
-        set { if newValue != nil || extras != nil { ensureExtras().timeout = newValue } }
-    }
-
-    var hasTimeoutTracker: Bool {
-        get { extras?.hasTimeoutTracker ?? false }
-        set { ensureExtras().hasTimeoutTracker = newValue }
-    }
-
     /// The progress, if it was asked for.
     var existingProgress: OpProgress? { extras?.progress }
 

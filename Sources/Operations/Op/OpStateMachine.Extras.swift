@@ -46,9 +46,8 @@ extension OpStateMachine {
         var groupLink: GroupOp.Link?
         /// The ``OpObserver``s and the order of their callbacks.
         var observers: ObserverMailbox?
-        /// ``Op/timeout``, and whether its ``TimeoutTracker`` observes the operation.
-        var timeout: Duration?
-        var hasTimeoutTracker = false
+        /// ``Op/timeout`` and the arming of its timer.
+        var timing = TimeoutState()
         /// ``Op/progress``, once asked for.
         var progress: OpProgress?
         /// A ``BlockOp``'s blocks, once it has more than one.

@@ -2,13 +2,14 @@
 
 extension Op {
     /// How long the operation may run: measured from the moment it starts executing, and when it
-    /// passes before the operation finishes, the operation is cancelled with an
+    /// passes while the operation's work is still going, the operation is cancelled with an
     /// ``OpTimeoutError`` as its ``error``. `nil` (the default) sets no limit.
     ///
     /// Cancelling is all a timeout does, as with any cancellation: a synchronous ``main()``
     /// should check ``isCancelled`` as it goes, and the task of an ``AsyncOp``'s `async` body is
     /// cancelled at once, so `Task.isCancelled`, `try Task.checkCancellation()` and cancellable
-    /// waits such as `Task.sleep` see it. No thread waits for the timeout.
+    /// waits such as `Task.sleep` see it. No thread waits for the timeout, and its timer fires on
+    /// time however busy the worker pool is.
     ///
     /// ```swift
     /// let fetch = AsyncOp { try await client.download(url) }
@@ -16,83 +17,58 @@ extension Op {
     /// queue.addOperation(fetch)
     /// ```
     ///
-    /// Set it before the operation starts. The first timeout set while the operation runs counts
-    /// from the moment it is set; once the timer runs, changing or clearing the timeout disarms it
-    /// (a new value is not rescheduled). An operation without a timeout pays nothing for the
-    /// feature.
+    /// The rules:
+    /// - Set before the operation starts, the timeout counts from its start.
+    /// - Set while the operation runs, it (re)arms the timer from that moment, whatever was set
+    ///   before; clearing it (`nil`) disarms the timer.
+    /// - An operation whose work is over (its body returned, or it called ``AsyncOp/finish()``)
+    ///   before the timeout passed is never touched by its timer, even while its observers'
+    ///   ``OpObserver/willFinish(_:error:)`` still run. One cancelled or finished in another way
+    ///   keeps that outcome.
+    /// - Zero means that the time is up as the operation starts: it is cancelled before its body
+    ///   runs (the body still runs, cancelled, as after any cancellation while it starts). Set
+    ///   while the operation runs, zero cancels it at once.
+    ///
+    /// An operation without a timeout pays nothing for the feature.
+    ///
+    /// - Important: A negative timeout is a programmer error and traps: give zero or more, or
+    ///   `nil` for no limit.
     public final var timeout: Duration? {
         get { withState { $0.timeout } }
         set {
-            let needsTracker = withState { machine in
-                machine.timeout = newValue
-                guard newValue != nil, !machine.hasTimeoutTracker else { return false }
-                machine.hasTimeoutTracker = true
-                return true
+            if let newValue, newValue < .zero {
+                misuse("The timeout of \(self) was set to \(newValue), which is negative. Give a duration of zero or more (zero cancels the operation as it starts), or nil for no limit.")
             }
-            if needsTracker {
-                addObserver(TimeoutTracker())
+            let (attach, arming) = withState { $0.setTimeout(newValue) }
+            if let attach {
+                addObserver(attach)
+            }
+            if let arming {
+                perform(arming)
             }
         }
     }
-}
 
-/// Starts the timer of an operation's ``Op/timeout`` when the operation starts executing, and
-/// stops it when the operation's work is over. An observer, so that an operation without a
-/// timeout pays nothing.
-final class TimeoutTracker: OpObserver, Sendable {
-    private struct State {
-        var timer: DeadlineTimer?
-        var isOver = false
-    }
-
-    private let state = LockedBox(State())
-
-    func didAttach(to operation: Op) {
-        // Set while the operation runs: it counts from now.
-        if operation.isExecuting {
-            start(for: operation)
+    /// Arms or disarms the timeout's timer as the state machine says.
+    final func perform(_ arming: OpStateMachine.TimeoutArming) {
+        switch arming {
+        case .arm(let tracker, let duration, let generation, let qualityOfService):
+            tracker.arm(self, after: duration, generation: generation, qualityOfService: qualityOfService)
+        case .disarm(let tracker, let generation):
+            tracker.disarm(generation: generation)
         }
     }
 
-    func willExecute(_ operation: Op) {
-        start(for: operation)
-    }
-
-    func willFinish(_ operation: Op, error: (any Error)?) {
-        stop()
-    }
-
-    func didFinish(_ operation: Op, error: (any Error)?) {
-        stop()
-    }
-
-    private func start(for operation: Op) {
-        guard let timeout = operation.timeout else { return }
-        let timer = DeadlineTimer(after: timeout, qualityOfService: operation.qualityOfService) { [self] in
-            timedOut(operation, timeout: timeout)
+    /// The timer armed as `generation`, for `duration`, fired: the operation is cancelled with an
+    /// ``OpTimeoutError`` if its work is still going and the timeout was not changed since. The
+    /// decision is taken under the operation's lock, with the operation's own state (see
+    /// ``OpStateMachine/timeoutPassed(generation:error:)``); the cancellation follows, through
+    /// ``cancel()`` (so that a subclass's override hears of it).
+    final func timeoutPassed(_ duration: Duration, generation: UInt64) {
+        // Described here, with no lock held: `description` may be overridden.
+        let error = OpTimeoutError(timeout: duration, operation: description)
+        if withState({ $0.timeoutPassed(generation: generation, error: error) }) {
+            cancel()
         }
-        let unneeded: DeadlineTimer? = state.withLockedValue { state in
-            if state.isOver { return timer }   // the work is over already
-            defer { state.timer = timer }
-            return state.timer
-        }
-        unneeded?.cancel()
-    }
-
-    private func stop() {
-        let timer = state.withLockedValue { state in
-            state.isOver = true
-            defer { state.timer = nil }
-            return state.timer
-        }
-        timer?.cancel()
-    }
-
-    private func timedOut(_ operation: Op, timeout: Duration) {
-        // The work is over (its `willFinish` was delivered): the operation succeeded in time.
-        guard !state.withLockedValue({ $0.isOver }) else { return }
-        // Cleared or changed after it started: the timeout no longer applies.
-        guard operation.timeout == timeout, !operation.isFinished else { return }
-        operation.cancel(with: OpTimeoutError(timeout: timeout, operation: operation.description))
     }
 }
