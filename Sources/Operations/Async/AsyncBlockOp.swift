@@ -29,6 +29,9 @@ public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable
         withState { _ in keptValue = value }
     }
 
+    /// Starting it runs the library's own `execute()`, which only starts the task of the closure.
+    override var startsBriefly: Bool { true }
+
     /// The value the closure returned, once the operation has finished.
     ///
     /// Awaiting it does not block a thread. Like `Task.value`, it keeps waiting if the awaiting

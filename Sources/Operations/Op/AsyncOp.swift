@@ -80,9 +80,11 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// Starts the work. Override it for callback-style work, and call ``finish()`` when the work
     /// is done; do not call `super`.
     ///
-    /// It is called on the thread that started the operation (a worker thread for an operation in
-    /// a queue) and may return before the work is done. The default implementation runs the
-    /// `async` ``execute()-9zoa`` in a `Task` and finishes the operation when it returns.
+    /// It is called where ``main()`` is: on the thread that started the operation, which for an
+    /// operation in a queue is a thread of the library's worker pool (or the queue's
+    /// ``OpQueue/underlyingQueue``), never one of Swift's cooperative pool. It may return before
+    /// the work is done. The default implementation runs the `async` ``execute()-9zoa`` in a
+    /// `Task` and finishes the operation when it returns.
     open func execute() {
         let priority = TaskPriority(qualityOfService)
         let task = Task(priority: priority) { [self] in
@@ -178,8 +180,13 @@ open class AsyncOp: Op, @unchecked Sendable {
         }
     }
 
-    /// Starting it runs `execute()`, which only sets the work going.
-    override var startsBriefly: Bool { true }
+    /// Whether starting it runs the library's own `execute()`, which only starts the task of the
+    /// `async` body: true for an `AsyncOp` made with a closure (and for the library's subclasses
+    /// that say so). A subclass may override the synchronous `execute()` with any code, blocking
+    /// code included, which must run where ``main()`` runs, on a thread of the worker pool (or
+    /// the queue's underlying queue): the library cannot tell from here whether a subclass made
+    /// outside the module overrides it, so it starts every such subclass there.
+    override var startsBriefly: Bool { type(of: self) == AsyncOp.self }
 
     /// Cancels the task of a running `async` body.
     override func didCancelWhileExecuting() {

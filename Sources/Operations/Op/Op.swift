@@ -263,10 +263,10 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Called once, after the lock is released, when an executing operation is cancelled.
     func didCancelWhileExecuting() {}
 
-    /// Whether starting the operation only sets its work going and returns at once (an
-    /// ``AsyncOp``'s `execute()` starts a task or a callback): a queue may then start it from a
-    /// thread of Swift's cooperative pool, where nothing may block (see
-    /// ``OpQueue/drainStartsHere()``).
+    /// Whether starting the operation runs only the library's own code, which sets the work going
+    /// and returns at once (the `execute()` of an ``AsyncOp`` made with a closure starts a task):
+    /// a queue may then start it from a thread of Swift's cooperative pool, where nothing may
+    /// block (see ``OpQueue/drainStartsHere()``). Never true where a user's override runs.
     var startsBriefly: Bool { false }
 
     // MARK: Description

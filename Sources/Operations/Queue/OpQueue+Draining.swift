@@ -40,9 +40,11 @@ extension OpQueue {
 
     /// Runs a requested drainer on the calling thread, a thread of Swift's cooperative pool (an
     /// asynchronous operation finished in the task of its `async` body), where nothing may block:
-    /// it starts the operations that start briefly (``Op/startsBriefly``: an ``AsyncOp`` sets its
-    /// work going and returns), and hands the first other one, with the rest of the draining,
-    /// to the worker pool. A queue of `async` operations thus moves on without a hop to the pool.
+    /// it starts the operations that start briefly (``Op/startsBriefly``: the library's own
+    /// `execute()` of an ``AsyncOp`` starts its task and returns), and hands the first other one,
+    /// with the rest of the draining, to the worker pool. An operation's own work (a `main()`, an
+    /// overridden `execute()`) never starts here; its `willExecute` observers do. A queue of `async` operations thus
+    /// moves on without a hop to the pool.
     final func drainStartsHere() {
         ThreadContext.withQueue(self) {
             drainLoop(sharing: false, startsOnlyBriefOnes: true)

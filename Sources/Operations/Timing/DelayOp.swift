@@ -115,6 +115,9 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
         }
     }
 
+    /// Starting it only sets a timer.
+    override var startsBriefly: Bool { true }
+
     /// A running delay ends at once when it is cancelled. If its timer is not set yet,
     /// ``execute()`` has not run (or is running): it sees the cancellation once it has set the
     /// timer and ends the delay then, so the delay never finishes before its work started

@@ -25,9 +25,25 @@ struct AsyncStartsInTaskTests {
         let queue = OpQueue()
         queue.maxConcurrentOperationCount = 1
         let first = AsyncOp {}
+        // The library's own `execute()` (it starts a task) starts briefly; observers hear
+        // `willExecute` on the thread that starts the operation.
+        let second = AsyncOp {}
+        let onWorker = LockedBox<Bool?>(nil)
+        second.addObserver(BlockObserver(willExecute: { _ in
+            onWorker.withLockedValue { $0 = ThreadContext.current.pointee.worker != nil }
+        }))
+        await queue.addOperations([first, second], waitUntilFinished: true)
+        #expect(onWorker.withLockedValue { $0 } == false)
+        #expect(first.isFinished && second.isFinished && second.error == nil)
+    }
+
+    @Test func anOverriddenSynchronousExecuteIsHandedToTheWorkerPool() async {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        let first = AsyncOp {}
         let second = WhereStarted()
         await queue.addOperations([first, second], waitUntilFinished: true)
-        #expect(second.onWorker == false)
+        #expect(second.onWorker == true)
         #expect(first.isFinished && second.isFinished && second.error == nil)
     }
 
