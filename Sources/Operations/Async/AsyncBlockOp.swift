@@ -38,8 +38,13 @@ public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable
     /// task is cancelled, and does not cancel the operation; use
     /// ``value(cancellingOnTaskCancellation:)`` to pass the cancellation on.
     ///
-    /// - Throws: The error the closure threw; `CancellationError` if the operation was cancelled
-    ///   before it ran (or ended on a dependency cycle, whose ``DependencyCycleError`` is thrown).
+    /// It is the operation's ``output``, unwrapped: the two never disagree (see
+    /// ``ProducesOutput/output`` for the rule). A cancelled operation has no value, even if the
+    /// closure returned one.
+    ///
+    /// - Throws: The error the closure threw. If the operation was cancelled (before or while the
+    ///   closure ran), the error it was cancelled with (an ``OpTimeoutError``, a
+    ///   ``DependencyCycleError``, the error of ``Op/cancel(with:)``), or `CancellationError`.
     public var value: Success {
         get async throws {
             await waitUntilFinished()
@@ -54,10 +59,11 @@ public final class AsyncBlockOp<Success: Sendable>: AsyncOp, @unchecked Sendable
         return try outcome()
     }
 
+    /// The outcome of the finished operation: its ``output``.
     private func outcome() throws -> Success {
-        let (result, error) = withState { machine in (self.keptValue, machine.error) }
-        if let error { throw error }
-        guard let result else { throw CancellationError() }
-        return result
+        guard let output else {
+            preconditionFailure("Internal inconsistency: \(self) has no output once it finished")
+        }
+        return try output.get()
     }
 }

@@ -16,8 +16,16 @@ public protocol ProducesOutput<Output>: Op {
     associatedtype Output: Sendable
 
     /// `nil` until the operation finishes; then `.success` with the value, or `.failure` with
-    /// the error. A cancelled operation's output is `.failure` with its ``Op/error``, or with
-    /// `CancellationError()` if it has none.
+    /// the error.
+    ///
+    /// **Cancellation wins.** An operation that reads as cancelled when it finishes
+    /// (``Op/isCancelled``) has no value: its output is `.failure` with its ``Op/error`` (the
+    /// error it was cancelled with, such as an ``OpTimeoutError``, or the one its body threw
+    /// first), or with `CancellationError()` if it has none. That holds even if its body
+    /// returned a value despite the cancellation, and whether it was cancelled before it ran or
+    /// while it ran. Unlike a `Task`, whose `value` keeps what the closure returned, an
+    /// operation has one outcome, which ``Op/isCancelled``, ``output``, ``AsyncBlockOp/value``,
+    /// ``map(_:)->ResultOp<Transformed>`` and ``Op/inject(from:_:)`` all agree on.
     var output: Result<Output, any Error>? { get }
 }
 
