@@ -37,10 +37,13 @@ extension OpStateMachine {
         return (attach, .arm(tracker, duration: newValue, generation: generation, qualityOfService: qualityOfService))
     }
 
-    /// The operation starts executing: its timeout, if it has one, is armed from now.
+    /// The operation starts executing: its timeout, if it has one, is armed from now, unless it
+    /// was armed or disarmed since the start already (set while the operation runs, which
+    /// counts from that moment). Asked when the tracker hears `willExecute`, and when it is
+    /// attached (it may have been added just after the start).
     mutating func armTimeoutAtStart() -> TimeoutArming? {
         guard let extras, let duration = extras.timing.duration, let tracker = extras.timing.tracker,
-              lifecycle == .executing, !extras.timing.isWorkOver else { return nil }
+              lifecycle == .executing, !extras.timing.isWorkOver, extras.timing.generation == 0 else { return nil }
         extras.timing.generation &+= 1
         return .arm(tracker, duration: duration, generation: extras.timing.generation, qualityOfService: qualityOfService)
     }

@@ -18,6 +18,13 @@ final class TimeoutTracker: OpObserver, Sendable {
 
     private let armed = LockedBox(Armed())
 
+    func didAttach(to operation: Op) {
+        // Attached as the operation started: `willExecute` may have been posted before this
+        // observer was added, after the setter saw the operation pending. Nothing happens if the
+        // timer was armed since the start (see `armTimeoutAtStart()`).
+        willExecute(operation)
+    }
+
     func willExecute(_ operation: Op) {
         if let arming = operation.withState({ $0.armTimeoutAtStart() }) {
             operation.perform(arming)

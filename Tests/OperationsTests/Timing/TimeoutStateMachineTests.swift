@@ -20,6 +20,7 @@ import Testing
         _ = machine.startManually()
         let generation = Self.armedGeneration(machine.armTimeoutAtStart())
         check(generation != nil)
+        check(machine.armTimeoutAtStart() == nil)   // armed once: a late `didAttach` does not re-arm
         check(machine.timeoutPassed(generation: generation!, error: Self.error))
     }
 
@@ -41,6 +42,18 @@ import Testing
         check(lastGeneration > firstGeneration)
         check(!machine.timeoutPassed(generation: firstGeneration, error: Self.error))
         check(machine.timeoutPassed(generation: lastGeneration, error: Self.error))
+    }
+
+    @Test func aTimeoutSetWhileRunningIsNotArmedAgainByTheStart() {
+        var machine = OpStateMachine()
+        _ = machine.startManually()
+        check(Self.armedGeneration(machine.setTimeout(.seconds(1)).arming) != nil)
+        check(machine.armTimeoutAtStart() == nil)
+        var changed = OpStateMachine()
+        _ = changed.setTimeout(.seconds(1))
+        _ = changed.startManually()
+        _ = changed.setTimeout(.seconds(2))   // changed before `willExecute` was heard: counts from then
+        check(changed.armTimeoutAtStart() == nil)
     }
 
     @Test func noTimerTouchesAnOperationWhoseWorkIsOver() {
