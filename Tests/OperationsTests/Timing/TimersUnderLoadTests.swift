@@ -9,23 +9,35 @@ import Testing
     @Test func aTimeoutAndADelayFireOnTimeWhileThePoolIsSaturatedWithUserInitiatedWork() async {
         let queue = OpQueue()
         queue.qualityOfService = .userInitiated
+        let started = Gate()
         let times = LockedBox<(started: ContinuousClock.Instant?, cancelled: ContinuousClock.Instant?)>((nil, nil))
         let timed = AsyncOp { try await Task.sleep(for: .seconds(30)) }
         timed.name = "timed-under-load"
         timed.qualityOfService = .userInitiated
         timed.addObserver(BlockObserver(
-            willExecute: { _ in times.withLockedValue { $0.started = .now } },
+            willExecute: { _ in
+                times.withLockedValue { $0.started = .now }
+                started.open()
+            },
             didCancel: { _, _ in times.withLockedValue { $0.cancelled = .now } }
         ))
         timed.timeout = .milliseconds(100)
         let delay = DelayOp(for: .milliseconds(100))
         delay.qualityOfService = .userInitiated
-        // Heard on the thread that ends the delay (a completion block would run as a job of
-        // its own, behind the spinning ones).
-        let delayEnded = EventLog<ContinuousClock.Instant>()
-        delay.addObserver(BlockObserver(didFinish: { _, _ in delayEnded.append(.now) }))
-        let delayAdded = ContinuousClock.now
+        // Heard on the threads that start and end the delay (a completion block would run as a
+        // job of its own, behind the spinning ones).
+        let delayTimes = EventLog<ContinuousClock.Instant>()
+        delay.addObserver(BlockObserver(
+            willExecute: { _ in
+                delayTimes.append(.now)
+                started.open()
+            },
+            didFinish: { _, _ in delayTimes.append(.now) }
+        ))
         await queue.addOperations([timed, delay], waitUntilFinished: false)
+        // Both timers are armed before the pool is saturated.
+        #expect(await started.waitOffThread())
+        #expect(await started.waitOffThread())
 
         // Every worker spins, and more spinning jobs of the same class wait.
         let stop = Atomic<Bool>(false)
@@ -40,11 +52,12 @@ import Testing
         await delay.waitUntilFinished()
         stop.store(true, ordering: .relaxed)
 
-        let (started, cancelled) = times.withLockedValue { $0 }
-        let lateness = cancelled.flatMap { cancelled in started.map { cancelled - $0 } }
+        let (timedStart, timedCancel) = times.withLockedValue { $0 }
+        let lateness = timedCancel.flatMap { cancelled in timedStart.map { cancelled - $0 } }
         #expect(timed.error is OpTimeoutError)
         #expect(lateness.map { $0 < .seconds(1) } == true, "the timeout fired after \(String(describing: lateness))")
-        let delayTook = delayEnded.all.first.map { $0 - delayAdded }
+        let delayed = delayTimes.all
+        let delayTook = delayed.count == 2 ? delayed[1] - delayed[0] : nil
         #expect(delayTook.map { $0 < .seconds(1) } == true, "the delay ended after \(String(describing: delayTook))")
     }
 }
