@@ -10,7 +10,7 @@ import Darwin
 ///
 ///     n 65536                  the N it chose (a growth check without a given N)
 ///     a 0.1234 0.2013 5678     a sample of the first arm: wall-clock seconds, CPU seconds,
-///                              heap kept in bytes (or -)
+///                              heap gained over the run's second half in bytes (or -)
 ///     b 0.2469 0.4107 5702     a sample of the second arm
 enum Child {
     /// The CPU time the smallest N must take at least: long enough that the clock's resolution, the
