@@ -8,6 +8,9 @@ import Foundation
 //                                                   wall clock, malloc counts and peak memory
 //     swift run -c release compare                  the comparison table (ours / Foundation /
 //                                                   Dispatch / TaskGroup, in one run)
+//     swift run -c release complexity               the complexity checks: every structure that
+//                                                   grows with N timed at N and 2N; fails if one
+//                                                   grows faster than N log N
 
 // The root package is referenced by path; its identity is the name of its folder, which
 // depends on where it was cloned.
@@ -19,6 +22,7 @@ let package = Package(
     products: [
         .executable(name: "compare", targets: ["Compare"]),
         .executable(name: "instructions", targets: ["Instructions"]),
+        .executable(name: "complexity", targets: ["Complexity"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -47,6 +51,20 @@ let package = Package(
             dependencies: ["Workloads", .product(name: "Operations", package: rootPackage)],
             path: "Sources/Instructions",
             swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `swift run -c release complexity`: each structure that grows with N (dependents,
+        // dependencies, queues, groups, exclusivity waiters, ...) timed at N and 2N, in child
+        // processes; exits non-zero if a ratio says worse than N log N.
+        .executableTarget(
+            name: "Complexity",
+            dependencies: ["HeapStatistics", .product(name: "Operations", package: rootPackage)],
+            path: "Sources/Complexity",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The heap in use, from the allocator (mallinfo2 is not in Swift's Glibc module).
+        .target(
+            name: "HeapStatistics",
+            path: "Sources/HeapStatistics"
         ),
         // `swift package benchmark`: the same workloads under package-benchmark.
         .executableTarget(

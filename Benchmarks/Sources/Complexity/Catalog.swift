@@ -1,0 +1,95 @@
+/// A structure that grows with N: its workload is timed at N and 2N.
+struct GrowthCheck: Sendable {
+    /// The name on the command line and in the table.
+    let name: String
+    /// What grows with N, for the table.
+    let grows: String
+    let workload: @Sendable (Int) -> Sample
+    /// The size the search for N starts from.
+    var smallest = 1_000
+    /// The largest N (2N must fit in memory with room to spare).
+    var largest = 1 << 19
+    /// Whether the workload notes the heap kept in its steady state, which must not grow with N.
+    var checksMemory = false
+}
+
+/// A figure the issue names: one workload measured against a baseline at the issue's sizes.
+struct Figure: Sendable {
+    /// The name on the command line and in the table.
+    let name: String
+    /// What the issue says, for the table.
+    let wanted: String
+    let measured: Arm
+    let baseline: Arm
+    /// The most `measured / baseline` may be.
+    let limit: Double
+}
+
+/// A workload at a size.
+struct Arm: Sendable, CustomStringConvertible {
+    let workload: String
+    let n: Int
+
+    var description: String { "\(workload) \(n)" }
+}
+
+/// Every check, and every workload by name (the child processes are told names).
+enum Catalog {
+    static let growth: [GrowthCheck] = [
+        GrowthCheck(name: "dependents", grows: "one operation's dependents (fan-out), built and run",
+                    workload: Growth.dependents),
+        GrowthCheck(name: "dependencies", grows: "one operation's dependencies (fan-in), built and run",
+                    workload: Growth.dependencies),
+        GrowthCheck(name: "dependents-re-added", grows: "remove + re-add of each dependent's dependency on one operation",
+                    workload: Growth.dependentsReAdded),
+        GrowthCheck(name: "dependencies-removed", grows: "removal of each of one operation's dependencies",
+                    workload: Growth.dependenciesRemoved),
+        GrowthCheck(name: "dependents-across-queues", grows: "dependents of one operation, each in a queue of its own",
+                    workload: Growth.dependentsAcrossQueues, largest: 1 << 17),
+        GrowthCheck(name: "dependents-across-groups", grows: "dependents of one operation, each in a group of its own",
+                    workload: Growth.dependentsAcrossGroups, largest: 1 << 17),
+        GrowthCheck(name: "exclusivity", grows: "operations of one exclusivity category, over 4 queues",
+                    workload: Growth.exclusivityAcrossQueues),
+        GrowthCheck(name: "never-empty-queue", grows: "operations ever through a width-1 queue that holds ~100",
+                    workload: Growth.neverEmptyQueue, largest: 1 << 20, checksMemory: true),
+        GrowthCheck(name: "never-empty-wide-queue", grows: "operations ever through a default-width queue that holds ~100",
+                    workload: Growth.neverEmptyWideQueue, largest: 1 << 20, checksMemory: true),
+        GrowthCheck(name: "chain-forwards", grows: "a dependency chain made in the order it runs",
+                    workload: Growth.chainForwards),
+        GrowthCheck(name: "chain-backwards", grows: "a dependency chain made last operation first (cycle search)",
+                    workload: Growth.chainBackwards),
+        GrowthCheck(name: "priority-changes", grows: "operations waiting in a queue, each changing priority 4 times",
+                    workload: Growth.priorityChanges),
+        GrowthCheck(name: "group-children", grows: "children ever added to one running group that holds ~100",
+                    workload: Growth.groupChildren, largest: 1 << 18, checksMemory: true),
+        GrowthCheck(name: "retry-attempts", grows: "failed attempts of one RetryOp",
+                    workload: Growth.retryAttempts, largest: 1 << 18, checksMemory: true),
+    ]
+
+    static let figures: [Figure] = [
+        Figure(name: "figure-exclusivity", wanted: "defect 5: 8,000 ops in one category within 3× the same ops on a width-1 queue",
+               measured: Arm(workload: "exclusivity-one-queue", n: 8_000), baseline: Arm(workload: "width-1", n: 8_000),
+               limit: 3),
+        Figure(name: "figure-chain", wanted: "defect 6: a 16,000-link chain built backwards within 2× one built forwards",
+               measured: Arm(workload: "chain-backwards", n: 16_000), baseline: Arm(workload: "chain-forwards", n: 16_000),
+               limit: 2),
+        Figure(name: "figure-queues", wanted: "defect 7: dependents across 16,000 queues ÷ 8,000 (linear)",
+               measured: Arm(workload: "dependents-across-queues", n: 16_000),
+               baseline: Arm(workload: "dependents-across-queues", n: 8_000),
+               limit: Verdicts.growthLimit),
+        Figure(name: "figure-groups", wanted: "defect 7: dependents across 16,000 groups ÷ 8,000 (linear)",
+               measured: Arm(workload: "dependents-across-groups", n: 16_000),
+               baseline: Arm(workload: "dependents-across-groups", n: 8_000),
+               limit: Verdicts.growthLimit),
+    ]
+
+    /// The workloads of the figures that are not growth checks.
+    private static let others: [String: @Sendable (Int) -> Sample] = [
+        "exclusivity-one-queue": Growth.exclusivityInOneQueue,
+        "width-1": Growth.widthOne,
+    ]
+
+    static func workload(named name: String) -> (@Sendable (Int) -> Sample)? {
+        growth.first { $0.name == name }?.workload ?? others[name]
+    }
+}
