@@ -399,6 +399,11 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     // MARK: Running
 
+    /// Not started on a thread of Swift's cooperative pool (see ``OpQueue/drainStartsHere()``):
+    /// the group's own `execute()` only adds its children to its queue, but a subclass's
+    /// override is code of its own, which runs on the queue's threads, as `main()` does.
+    override var startsBriefly: Bool { false }
+
     /// Starts the children: they are added to the group's own queue, with the group's quality of
     /// service and its queue's underlying Dispatch queue, and run there; the group finishes when
     /// the last child has. This returns at once: no child runs on the calling thread before it
