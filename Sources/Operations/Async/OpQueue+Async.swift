@@ -22,7 +22,7 @@ extension OpQueue {
     /// Adds several operations at once and, if `wait` is `true`, suspends until all of them have
     /// finished and their completion blocks have returned, without blocking a thread.
     public func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) async {
-        enqueue(operations)
+        admit(operations)
         if wait {
             for operation in operations {
                 await operation.waitUntilFinished()

@@ -110,7 +110,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     /// without being cancelled.
     ///
     /// `operation` is added to the queue of the operation that has the condition (to its group,
-    /// if it is a group's child) when that one is added, unless it is in a queue already.
+    /// if it is a group's child) when that one is added, unless it is in a queue or a child of a
+    /// group already: it then runs where it is (a group's child in its group, which must be run
+    /// for the condition to pass).
     public static func dependency(_ operation: Op) -> OpCondition {
         OpCondition(name: "dependency(\(operation.description))", kind: .dependency(operation))
     }

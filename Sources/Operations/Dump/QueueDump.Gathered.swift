@@ -3,7 +3,7 @@ extension QueueDump {
     ///
     /// Holds the operations it found (released by the caller, outside every lock). Taken with the
     /// queue's lock held, each member's own state read under the member's lock nested in it: the
-    /// order ``OpQueue/enqueue(_:drainingHere:)`` uses. Nothing here calls user code.
+    /// order ``OpQueue/enqueue(_:)`` uses. Nothing here calls user code.
     struct Gathered {
         /// The queue's settings and counts.
         var maxConcurrentOperationCount = OpQueue.defaultMaxConcurrentOperationCount

@@ -54,7 +54,7 @@ public struct OpGraph: Sendable {
     public let edges: [Edge]
 
     /// The graph of `operations`: they, their dependencies (and theirs, transitively), and the
-    /// children of the groups among them.
+    /// children of the groups among them (those a group still holds: see ``GroupOp/children``).
     public init(_ operations: some Sequence<Op>) {
         var found: [Op] = []
         var index: [ObjectIdentifier: Int] = [:]

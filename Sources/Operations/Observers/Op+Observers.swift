@@ -40,7 +40,7 @@ extension Op {
     ///
     /// - Important: Only a running operation in a queue (or a group) can produce: calling it
     ///   otherwise is a programmer error and traps, as is producing an operation that is in a queue
-    ///   already.
+    ///   or a child of a group already.
     public final func produce(_ operation: Op) {
         let (isExecuting, queue, group) = withState { ($0.lifecycle == .executing, $0.queue, $0.group) }
         guard isExecuting else {

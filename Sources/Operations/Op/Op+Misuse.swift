@@ -10,6 +10,8 @@ extension Op {
             Operations.misuse("start() was called on \(self), which is not ready: a dependency has not finished. Check isReady before calling start(), or add the operation to an OpQueue, which starts it when it becomes ready.")
         case .enqueueWhileEnqueued:
             Operations.misuse("\(self) was added to an OpQueue, but it is already in a queue (perhaps the same one, or twice in one addOperations call). An operation is added once, to one queue; to run the work again or elsewhere, create a new operation.")
+        case .enqueueGroupChild:
+            Operations.misuse("\(self) was added to an OpQueue, but it is a child of \(group.map { "\($0)" } ?? "a group"), which runs it in its own queue of children. An operation is either in a queue or a child of a group: add the group to the queue, or add a new operation.")
         case .enqueueWhileExecuting:
             Operations.misuse("\(self) was added to an OpQueue while it is executing. Operations that are executing, finished or already in a queue cannot be added to a queue; create a new operation.")
         case .enqueueWhenFinished:

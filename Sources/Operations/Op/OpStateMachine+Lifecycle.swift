@@ -16,11 +16,24 @@ extension OpStateMachine {
         case misuse(Misuse)
     }
 
+    /// Adds the operation to `queue`: a free operation to any queue, a group's child only to its
+    /// group's queue of children (see ``Membership``).
     mutating func enqueue(in queue: OpQueue) -> EnqueueAction {
-        if self.queue != nil { return .misuse(.enqueueWhileEnqueued) }
+        let joined: Membership
+        switch membership {
+        case .free:
+            joined = .queue(queue)
+        case .queue:
+            return .misuse(.enqueueWhileEnqueued)
+        case .childInQueue(let link):
+            return .misuse(link.queue === queue ? .enqueueWhileEnqueued : .enqueueGroupChild)
+        case .child(let link):
+            guard link.queue === queue else { return .misuse(.enqueueGroupChild) }
+            joined = .childInQueue(link)
+        }
         switch lifecycle {
         case .pending:
-            self.queue = queue
+            membership = joined
             if isReady {
                 switch beginPassingGates() {
                 case .open: break
@@ -213,7 +226,11 @@ extension OpStateMachine {
         lifecycle = .finished
         let result = (waiters, queue, hasNewerDependency || weakensEveryDependency)
         extras?.waiters = []
-        queue = nil
+        switch membership {
+        case .queue: membership = .free
+        case .childInQueue(let link): membership = .child(link)   // still its group's child
+        case .free, .child: break
+        }
         return result
     }
 }

@@ -1,7 +1,7 @@
 import Dispatch
 
 // What the machine keeps besides its life: settings, the completion block, waiters, observers,
-// the group link, and the observable facts it derives.
+// and the observable facts it derives.
 
 extension OpStateMachine {
 
@@ -75,9 +75,6 @@ extension OpStateMachine {
     /// The operation's exclusivity categories.
     var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
 
-    /// The group the operation is a child of, if any.
-    var group: GroupOp? { extras?.groupLink?.group }
-
     /// The observer mailbox, if an observer was ever added.
     var observers: ObserverMailbox? { extras?.observers }
 
@@ -113,15 +110,6 @@ extension OpStateMachine {
         let created = ObserverMailbox()
         extras.observers = created
         return created
-    }
-
-    /// Makes `group` the operation's group. Returns the group it already had, if any (the caller
-    /// traps), or `nil` if it is now `group`'s child.
-    mutating func join(_ group: GroupOp) -> GroupOp? {
-        if let current = extras?.groupLink?.group { return current }
-        ensureExtras().groupLink = group.link
-        isGroupChild = true
-        return nil
     }
 
 

@@ -42,8 +42,6 @@ extension OpStateMachine {
         var conditionDependencies: [Op] = []
         /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
         var exclusivityCategories: [String] = []
-        /// The link to the group the operation is a child of (shared by its children).
-        var groupLink: GroupOp.Link?
         /// The ``OpObserver``s and the order of their callbacks.
         var observers: ObserverMailbox?
         /// ``Op/timeout`` and the arming of its timer.

@@ -49,6 +49,8 @@ struct OpStateMachine {
         case startWhileNotReady
         /// The operation was added to a queue while already in one.
         case enqueueWhileEnqueued
+        /// A group's child was added to a queue (the group runs it in its own queue of children).
+        case enqueueGroupChild
         /// The operation was added to a queue while executing.
         case enqueueWhileExecuting
         /// The operation was added to a queue after it finished.
@@ -94,8 +96,8 @@ struct OpStateMachine {
     // dependencies, lifecycle, cancellation, properties), so the stored properties and the facts
     // are internal: only those files change them; the storage (`Op`) reads them under the lock.
 
-    /// The queue the operation was added to; kept until it completes.
-    var queue: OpQueue?
+    /// Where the operation belongs: nowhere yet, a queue, or a group (see ``Membership``).
+    var membership: Membership = .free
     var extras: Extras?
     /// The dependency lists, once the operation has a dependency or a dependent.
     var links: Links?
@@ -112,7 +114,7 @@ struct OpStateMachine {
         static let observed = Bits(rawValue: 1 << 1)
         static let exclusive = Bits(rawValue: 1 << 2)
         static let runsWhenCancelled = Bits(rawValue: 1 << 3)
-        static let groupChild = Bits(rawValue: 1 << 4)
+        // 1 << 4 is free (a group child is told by ``membership``).
         static let scheduled = Bits(rawValue: 1 << 5)
         static let executed = Bits(rawValue: 1 << 6)
         static let hadDependencies = Bits(rawValue: 1 << 7)
@@ -153,11 +155,6 @@ struct OpStateMachine {
     var runsWhenCancelled: Bool {
         get { has(.runsWhenCancelled) }
         set { set(.runsWhenCancelled, newValue) }
-    }
-    /// Whether the operation is a group's child (its group learns of a failure as it finishes).
-    var isGroupChild: Bool {
-        get { has(.groupChild) }
-        set { set(.groupChild, newValue) }
     }
     /// Whether a ready-list entry with the current ticket is in the queue.
     var isScheduled: Bool {

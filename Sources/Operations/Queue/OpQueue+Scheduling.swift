@@ -2,11 +2,24 @@
 // runs an event of the scheduler under the queue's lock and performs the action after unlocking.
 
 extension OpQueue {
-    /// Adds operations without waiting for them. With `drainingHere`, a drainer that the additions
-    /// request runs on the calling thread, before this returns, instead of as a job of the worker
-    /// pool (a group starting its children on the worker that runs it; only for a queue on the
-    /// worker pool).
-    final func enqueue<Operations: Collection<Op>>(_ operations: Operations, drainingHere: Bool = false) {
+    /// Adds operations given to one of the public `addOperation` methods. To a group's queue of
+    /// children (``OpQueue/current`` in a child), they are added as children of the group, which
+    /// then adds them here: an operation in this queue is always a child that the group counts.
+    final func admit<Operations: Collection<Op>>(_ operations: Operations) {
+        guard isGroupQueue else {
+            enqueue(operations)
+            return
+        }
+        guard let group = withLock({ owningGroup }) else {
+            let named = operations.first.map { "\($0)" } ?? "An operation"
+            misuse("\(named) was added to the queue of a group's children after the group finished. That queue (OpQueue.current in a child) takes children only while its group runs: add the operation to a queue of its own, or as a child of a running group.")
+        }
+        group.addChildren(Array(operations))
+    }
+
+    /// Adds operations without waiting for them; any drainer that the additions request runs as
+    /// a job of its own (on the worker pool or the underlying queue), never on the calling thread.
+    final func enqueue<Operations: Collection<Op>>(_ operations: Operations) {
         if Instruments.isActive {
             // Before any of them can start.
             Instruments.enqueued(operations, in: self)
@@ -63,12 +76,11 @@ extension OpQueue {
             refused.trap(misuse)
         }
         if let stallCheck { scheduleStallCheck(generation: stallCheck) }
-        if drainerRequested && !drainingHere { startDrainer() }
+        if drainerRequested { startDrainer() }
         if changes.recorded { registryDeliver() }
         for operation in gated {
             operation.passGates()
         }
-        if drainerRequested && drainingHere { drain(sharing: false) }
         if CycleWatch.count.load(ordering: .relaxed) > 0 {
             CycleWatch.noteEnqueued(operations)
         }
@@ -76,8 +88,8 @@ extension OpQueue {
 
     /// Adds the operations that the conditions of `gated` contributed as dependencies to this
     /// queue (to the group whose children it runs, if it is a group's queue: the group is running,
-    /// and cannot finish before `gated`, which are not added yet), unless they are in `batch`, in
-    /// a queue or started already.
+    /// and cannot finish before `gated`, which are not added yet), unless they are in `batch`,
+    /// started, in a queue or children of a group already (a group's child runs in its group).
     private final func addConditionDependencies<Operations: Collection<Op>>(of gated: [Op], addedWith batch: Operations) {
         let contributed = gated.flatMap { operation in operation.withState { $0.takeConditionDependencies() } }
         guard !contributed.isEmpty else { return }
@@ -85,7 +97,7 @@ extension OpQueue {
         var seen: Set<ObjectIdentifier> = []
         let dependencies = contributed.filter { dependency in
             !inBatch.contains(ObjectIdentifier(dependency)) && seen.insert(ObjectIdentifier(dependency)).inserted
-                && dependency.withState { $0.queue == nil && $0.lifecycle == .pending }
+                && dependency.withState { $0.membership.isFree && $0.lifecycle == .pending }
         }
         guard !dependencies.isEmpty else { return }
         if let group = withLock({ owningGroup }) {

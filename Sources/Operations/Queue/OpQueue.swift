@@ -59,7 +59,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     #endif
     private var storedName: String?
     /// The group whose children this queue runs, while it runs them (see ``GroupOp``): each
-    /// member that leaves is reported to it. Set when the group starts and cleared when it
+    /// member that leaves is reported to it, and operations added through the public methods
+    /// become its children (see ``admit(_:)``). Set when the group starts and cleared when it
     /// finishes, with the lock held.
     final var owningGroup: GroupOp?
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
@@ -134,6 +135,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// The queue that started the operation the calling thread (or, in the `async` body of an
     /// ``AsyncOp``, the current task) is running; ``main`` on the main thread (or in a block of
     /// the main Dispatch queue) outside such an operation, as in Foundation; `nil` elsewhere.
+    ///
+    /// In a child of a ``GroupOp``, it is the group's own queue of children: an operation added
+    /// to it (with any of its `addOperation` methods, or as a barrier) becomes a child of the group,
+    /// as ``GroupOp/addChild(_:)`` would make it, and the group finishes only after it.
     public static var current: OpQueue? {
         if let queue = ThreadContext.queue { return queue }
         if let queue = Op.currentTaskOperation?.withState({ $0.queue }) { return queue }
@@ -166,9 +171,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// Adds an operation; the queue starts it when it is ready and a slot is free.
     ///
     /// - Important: An operation can be added once, to one queue, before it starts. Adding one
-    ///   that is in a queue already, executing or finished is a programmer error and traps.
+    ///   that is in a queue already, a child of a ``GroupOp`` (its group runs it), executing or
+    ///   finished is a programmer error and traps.
     open func addOperation(_ operation: Op) {
-        enqueue(CollectionOfOne(operation))
+        admit(CollectionOfOne(operation))
     }
 
     /// Adds several operations at once and, if `wait` is `true`, blocks until all of them have
@@ -177,7 +183,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
     @available(*, noasync, message: "Use `await addOperations(_:waitUntilFinished:)`, which suspends instead of blocking a thread")
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
-        enqueue(operations)
+        admit(operations)
         if wait {
             for operation in operations {
                 operation.waitUntilFinished()

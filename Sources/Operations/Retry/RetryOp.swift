@@ -23,22 +23,28 @@
 /// An attempt fails when it finishes with an ``Op/error`` (a timeout, see ``Op/timeout``, is one),
 /// or when it is cancelled (with `CancellationError()` as its error if it has none).
 ///
-/// **Outcome.** ``attempts`` lists the attempts made, in order (held for as long as the `RetryOp`
-/// is). When none succeeded, the `RetryOp`'s ``Op/error`` is the last attempt's error; errors of
-/// other children (added with ``GroupOp/addChild(_:)`` or produced by an attempt) are not part of
-/// the outcome. The value of an attempt that produces
-/// one is read from ``succeededAttempt``, or typed with ``output(as:)``.
+/// **Outcome.** ``attemptCount`` counts the attempts made, and ``attempts`` lists the most recent
+/// of them (up to ``attemptHistoryLimit``), in order: a `RetryOp` that retries for a long time
+/// holds a bounded number of attempts. When none succeeded, the `RetryOp`'s ``Op/error`` is the
+/// last attempt's error; errors of other children (added with ``GroupOp/addChild(_:)`` or
+/// produced by an attempt) are not part of the outcome. The value of an attempt that produces one
+/// is read from ``succeededAttempt``, or typed with ``output(as:)``.
 ///
 /// Like any ``GroupOp``, it holds its queue slot while it runs, its ``Op/progress`` rolls up its
 /// children (attempts and waits), and cancelling it cancels the running attempt.
 ///
-/// - Important: `makeAttempt` must return a new operation, in no queue and not started (it
-///   becomes a child of the `RetryOp`); `maxAttempts` must be at least 1.
+/// - Important: `makeAttempt` must return a new operation, in no queue, a child of no group and
+///   not started (it becomes a child of the `RetryOp`): returning another traps. `maxAttempts`
+///   must be at least 1.
 public final class RetryOp: GroupOp, @unchecked Sendable {
     // @unchecked Sendable: `record` is a locked box; the other stored properties are immutable.
 
     private struct Record {
-        var attempts: [Op] = []
+        /// The most recent attempts, oldest first: at most ``RetryOp/attemptHistoryLimit``, and the
+        /// last is the latest attempt.
+        var recentAttempts: [Op] = []
+        /// How many attempts were made.
+        var attemptCount = 0
         var succeeded: Op?
         var lastError: (any Error)?
         /// The wait before the next attempt, while it runs.
@@ -47,6 +53,9 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
         var makeAttempt: (@Sendable (Int) -> Op)?
         var shouldRetry: (@Sendable (any Error, Int) -> Bool)?
     }
+
+    /// How many of the most recent attempts a `RetryOp` keeps (see ``attempts``).
+    public static let attemptHistoryLimit = 10
 
     /// The most attempts made.
     public let maxAttempts: Int
@@ -80,9 +89,16 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
         }
     }
 
-    /// The attempts made so far, in order.
+    /// The most recent attempts, in the order they were made: all of them while there are at most
+    /// ``attemptHistoryLimit``, then the last ``attemptHistoryLimit`` (``attemptCount`` counts
+    /// them all). The ``succeededAttempt`` is the last.
     public var attempts: [Op] {
-        record.withLockedValue { $0.attempts }
+        record.withLockedValue { $0.recentAttempts }
+    }
+
+    /// How many attempts were made so far.
+    public var attemptCount: Int {
+        record.withLockedValue { $0.attemptCount }
     }
 
     /// The attempt that finished with no error, once there is one.
@@ -125,13 +141,25 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
     private func startAttempt(_ number: Int) {
         guard let makeAttempt = record.withLockedValue({ $0.makeAttempt }) else { return }
         let attempt = makeAttempt(number)
-        let isNew = record.withLockedValue { record in
-            guard !record.attempts.contains(where: { $0 === attempt }) else { return false }
-            record.attempts.append(attempt)
-            return true
+        // Checked here, before `addChild(_:)` would, to say what went wrong in the words of
+        // attempts.
+        let (membership, hasStarted) = attempt.withState { ($0.membership, $0.lifecycle != .pending) }
+        let problem: String? = switch membership {
+        case .queue: "which is in a queue already"
+        case .child(let link), .childInQueue(let link):
+            link === self.link ? "which was an earlier attempt (or is another child of it)"
+                : "which is a child of \(link.group.map { "\($0)" } ?? "another group") already"
+        case .free: hasStarted ? "which has started already" : nil
         }
-        if !isNew {
-            misuse("makeAttempt of \(self) returned \(attempt) for attempt \(number), which was an earlier attempt. An operation runs once: make a new operation for every attempt.")
+        if let problem {
+            misuse("makeAttempt of \(self) returned \(attempt) for attempt \(number), \(problem). An operation runs once, in one place: make a new operation for every attempt.")
+        }
+        record.withLockedValue { record in
+            record.recentAttempts.append(attempt)
+            if record.recentAttempts.count > RetryOp.attemptHistoryLimit {
+                record.recentAttempts.removeFirst()
+            }
+            record.attemptCount += 1
         }
         addChild(attempt)
     }
@@ -147,16 +175,16 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
         let next: Next = record.withLockedValue { record in
             if let wait = record.wait, wait === child {
                 record.wait = nil
-                return .attempt(record.attempts.count + 1)
+                return .attempt(record.attemptCount + 1)
             }
-            guard let last = record.attempts.last, last === child else { return .nothing }
+            guard let last = record.recentAttempts.last, last === child else { return .nothing }
             let error = child.error ?? (child.isCancelled ? CancellationError() : nil)
             guard let error else {
                 record.succeeded = child
                 return .nothing
             }
             record.lastError = error
-            return .decide(attempt: record.attempts.count, error: error)
+            return .decide(attempt: record.attemptCount, error: error)
         }
         switch next {
         case .nothing:
@@ -183,7 +211,7 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
 
     /// The last attempt's error when none succeeded (not a ``GroupError``). Called once every
     /// child has finished: no attempt is made any more, so the closures are released.
-    override func failure(fromChildErrors errors: [any Error]) -> (any Error)? {
+    override func failure(fromChildErrors errors: [any Error], droppedErrorCount: Int) -> (any Error)? {
         let (failure, closures) = record.withLockedValue { record in
             let closures = (record.makeAttempt, record.shouldRetry)
             record.makeAttempt = nil

@@ -469,7 +469,7 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
             let retry = RetryOp(maxAttempts: 2) { _ in queued }
             retry.start()
         }
-        expectStandardError(of: result, toContain: ["\"queued-attempt\"", "was added as a child of", "in a queue already or has started"])
+        expectStandardError(of: result, toContain: ["makeAttempt of", "\"queued-attempt\"", "in a queue already", "make a new operation for every attempt"])
     }
 
     @Test func anAttemptMadeTwiceTraps() async {

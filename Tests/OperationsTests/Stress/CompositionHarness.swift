@@ -127,18 +127,29 @@ enum CompositionHarness {
 
     private static func check(_ run: CompositionRun, operations: [Op?], into outcome: inout Outcome) {
         let scenario = run.scenario
-        // Read what only live operations can tell while the driver still holds them.
+        // Read what only live operations can tell while the driver still holds them. A finished
+        // group holds none of its children: the children the driver holds are checked, each of
+        // which must still name the group as its own, and the group's counts.
         var groupChildren: [Int: [Op]] = [:]
         var groupErrors: [Int: (any Error)?] = [:]
+        var membershipViolations: [String] = []
         for node in scenario.nodes where node.isGroup {
             guard let group = operations[node.id] as? GroupOp else { continue }
-            groupChildren[node.id] = group.children
+            let held = scenario.nodes.filter { $0.group == node.id }.compactMap { operations[$0.id] }
+            groupChildren[node.id] = held
             groupErrors[node.id] = group.error
+            for child in held where child.group !== group {
+                membershipViolations.append("\(describe(node.id, run)): its child \(child) names \(child.group.map { "\($0)" } ?? "no group") as its group")
+            }
+            let (listed, added, finished) = (group.children.count, group.childCount, group.finishedChildCount)
+            if group.isFinished && (listed != 0 || finished != added || added < node.groupPlan!.children.count) {
+                membershipViolations.append("\(describe(node.id, run)): finished holding \(listed) children, \(finished) of \(added) finished, \(node.groupPlan!.children.count) planned")
+            }
         }
         let (records, liveViolations, liveKnown, nestedHolds, widthReached) = run.state.withLockedValue {
             ($0.records, $0.violations, $0.known, $0.nestedHolds, $0.widthReached)
         }
-        var violations = liveViolations
+        var violations = liveViolations + membershipViolations
         var known = liveKnown
         var statistics: [String: Int] = ["bodies run under an ancestor's hold": nestedHolds, "width limits reached": widthReached]
         func count(_ key: String, _ add: Bool = true) { if add { statistics[key, default: 0] += 1 } }
@@ -272,8 +283,8 @@ enum CompositionHarness {
             violations.append("\(describe(id, run)): the group ran uncancelled although its condition \(failing) fails")
         }
         let childIDs = children.map { idOf($0) }
-        if Array(childIDs.prefix(plan.children.count)) != plan.children.map(Optional.some) {
-            violations.append("\(describe(id, run)): its children are \(childIDs.map { $0.map { "n\($0)" } ?? "?" }), expected to begin with \(plan.children.map { "n\($0)" })")
+        if !Set(plan.children).isSubset(of: Set(childIDs.compactMap { $0 })) {
+            violations.append("\(describe(id, run)): its children are \(childIDs.map { $0.map { "n\($0)" } ?? "?" }), expected to include \(plan.children.map { "n\($0)" })")
         }
         // Finished only after every child: each child completed before the group's willFinish.
         for (child, childID) in zip(children, childIDs) {
@@ -285,8 +296,8 @@ enum CompositionHarness {
                 violations.append("\(describe(id, run)): finished before its child n\(childID) completed")
             }
         }
-        // GroupError lists exactly the failed children's errors (read from the records: once the
-        // group finished, it holds its children weakly, and children made at run time are gone).
+        // GroupError lists exactly the failed children's errors (read from the records: a group
+        // lets its children go as they finish, and children made at run time are gone).
         let childErrors = scenario.nodes.filter { $0.group == id && records[$0.id].created }
             .compactMap { records[$0.id].finalError }.sorted()
         if let groupError = error as? GroupError {
@@ -326,11 +337,17 @@ enum CompositionHarness {
 
     /// For a group with `cancelsChildrenOnFailure` and a failed child: its static children that
     /// were never cancelled, if more than the one that failed first (`cancel()` calls are recorded
-    /// by the subclasses; plain BlockOps cannot tell). Empty if all is well.
+    /// by the subclasses; plain BlockOps cannot tell). Empty if all is well. A child that
+    /// completed before the first failed child did is excused: the group lets its children go as
+    /// they finish, and cancels only those it still holds.
     private static func uncascadedChildren(of id: Int, scenario: CompositionScenario, records: [CompositionRun.Record], children: [Op]) -> [Int] {
         guard let plan = scenario.nodes[id].groupPlan, plan.cancelsChildrenOnFailure, children.contains(where: { $0.error != nil }) else { return [] }
+        let firstFailure = scenario.nodes.filter { $0.group == id && records[$0.id].finalError != nil }
+            .compactMap { records[$0.id].completedStamp }.min() ?? 0
         let watched = plan.children.filter { scenario.nodes[$0].recordsCancels }
-        let neverCancelled = watched.filter { records[$0].cancelCalls == 0 }
+        let neverCancelled = watched.filter { child in
+            records[child].cancelCalls == 0 && !(records[child].completedStamp.map { $0 < firstFailure } ?? false)
+        }
         let withoutError = neverCancelled.filter { records[$0].finalError == nil }
         return neverCancelled.count > 1 || !withoutError.isEmpty ? neverCancelled : []
     }
@@ -340,8 +357,9 @@ enum CompositionHarness {
     private static func cascadesSettled(_ run: CompositionRun, operations: [Op?]) -> Bool {
         let records = run.state.withLockedValue { $0.records }
         return run.scenario.nodes.allSatisfy { node in
-            guard node.isGroup, let group = operations[node.id] as? GroupOp else { return true }
-            return uncascadedChildren(of: node.id, scenario: run.scenario, records: records, children: group.children).isEmpty
+            guard node.isGroup, operations[node.id] is GroupOp else { return true }
+            let held = run.scenario.nodes.filter { $0.group == node.id }.compactMap { operations[$0.id] }
+            return uncascadedChildren(of: node.id, scenario: run.scenario, records: records, children: held).isEmpty
         }
     }
 
