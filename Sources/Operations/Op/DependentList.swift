@@ -111,6 +111,24 @@ struct DependentList {
         }
     }
 
+    /// The listed dependents, retained, in order, leaving out those whose deinitialization has
+    /// begun (for the cycle search on a new edge). Call with the lock of the operation whose list
+    /// this is held, and release the result after unlocking (see ``removeAll(_:)``).
+    func retainedDependents() -> [Op] {
+        var dependents: [Op] = []
+        dependents.reserveCapacity(count)
+        if let long {
+            for case let link? in long.slots {
+                if let dependent = link.retainIfAlive() { dependents.append(dependent) }
+            }
+        } else {
+            for link in short {
+                if let dependent = link.retainIfAlive() { dependents.append(dependent) }
+            }
+        }
+        return dependents
+    }
+
     /// Drops the empty slots; a list that became short goes back to the short form.
     private mutating func compact() {
         let links = long!.slots.lazy.compactMap { $0 }
