@@ -139,6 +139,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         guard let outcome else {
             misuse("A child was added to \(self) after it finished. Add children before the group finishes (from a child of the group while it runs, for example), or put the work in a new group.")
         }
+        DependencyCycles.groupChildrenJoined(operations, group: self)
         if outcome.cancelled {
             for operation in operations { operation.cancel() }
         }
@@ -182,6 +183,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
 
     /// A child is finished for good (it left the child queue): the group finishes after the last.
     final func childFinished(_ child: Op) {
+        DependencyCycles.groupChildLeft(child, group: self)
         childDidFinish(child)
         if unfinished.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
             finishIfDone()

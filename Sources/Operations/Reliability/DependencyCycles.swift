@@ -32,8 +32,10 @@ import Synchronization
 ///
 /// **Waits.** A cycle needs a backward edge or a barrier (a barrier's waits can go to a newer
 /// operation), so a wait searches only when ``backwardEdges`` or ``pendingBarriers`` is not zero.
+/// A group's child created after the group counts as a backward edge (the group waits for it).
 enum DependencyCycles {
-    /// Backward edges (dependency created after its dependent) that still hold an operation back.
+    /// Backward edges (dependency created after its dependent) that still hold an operation back,
+    /// and children created after their group that have not finished.
     /// Relaxed: searches read it to decide whether one is worth making, and a cycle's edges are
     /// all in place (each under its operation's lock) before the search that finds it starts.
     static let backwardEdges = Atomic<Int>(0)
@@ -214,6 +216,29 @@ enum DependencyCycles {
         if count > 0 {
             backwardEdges.subtract(count, ordering: .relaxed)
         }
+    }
+
+    /// `children` joined `group`. An executing group waits for its unfinished children, so a child
+    /// created after its group is a backward edge too (a cycle through it needs no backward
+    /// dependency: the child may depend on its group): counted from the moment it joins (before
+    /// the group waits for it, which only makes searches possible earlier) until it is finished
+    /// for good (``groupChildLeft(_:group:)``).
+    static func groupChildrenJoined(_ children: [Op], group: Op) {
+        var count = 0
+        var newest: UInt64 = 0
+        for child in children where child.serial > group.serial {
+            count += 1
+            newest = max(newest, child.serial)
+        }
+        if count > 0 {
+            backwardEdges.add(count, ordering: .relaxed)
+            newestBackwardDependency.max(newest, ordering: .relaxed)
+        }
+    }
+
+    /// `child`, counted by ``groupChildrenJoined(_:group:)``, is finished for good.
+    static func groupChildLeft(_ child: Op, group: Op) {
+        backwardEdgeResolved(dependentSerial: group.serial, dependencySerial: child.serial)
     }
 
     /// One backward edge stopped holding its dependent back.
