@@ -314,9 +314,9 @@ import Synchronization
     }
 
     @Test func aStalledQueueFindsACycleTooLongForTheQuickSearch() {
-        // A cycle longer than the search limit is not found when its last edge is added; the
-        // queue notices that it holds operations that can never become ready.
-        let count = DependencyCycles.searchLimit + 100
+        // A cycle longer than the search limits of both sides is not found when its last edge is
+        // added; the queue notices that it holds operations that can never become ready.
+        let count = 2 * DependencyCycles.searchLimit + 100
         var ops: [Op] = []
         for index in 0..<count {
             let op = named("op\(index)")

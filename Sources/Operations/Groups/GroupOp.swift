@@ -215,6 +215,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         guard let outcome else {
             misuse("A child was added to \(self) after it finished. Add children before the group finishes (from a child of the group while it runs, for example), or put the work in a new group.")
         }
+        DependencyCycles.groupChildrenJoined(operations, group: self)
         if outcome.cancelled {
             for operation in operations { operation.cancel() }
         }
@@ -277,6 +278,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// A child is finished for good (it left the child queue): the group lets it go at once, and
     /// finishes after the last (and after ``childDidFinish(_:)`` returned for each).
     final func childFinished(_ child: Op) {
+        DependencyCycles.groupChildLeft(child, group: self)
         let released: Child? = state.withLockedValue { state in
             let released = state.unfinished.removeValue(forKey: ObjectIdentifier(child))
             if released != nil {

@@ -21,7 +21,7 @@ import OperationsRuntimeShims
 ///   deinitializing dependent that reads the flag needs no lock: the dependency is done with the
 ///   list.
 ///
-/// A removed link stays readable in a long list (see ``DependentList``) but is never retained.
+/// A removed link is dropped from the list at once (see ``DependentList``): it is never read again.
 struct DependentLink {
     /// The dependent, not retained.
     let reference: Unmanaged<Op>

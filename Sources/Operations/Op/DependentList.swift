@@ -3,50 +3,91 @@
 ///
 /// Removing one is cheap however many there are: a dependent that is deinitialized before its
 /// dependency finishes removes itself, so a large fan-out released or cancelled as a whole
-/// removes them all. A short list is searched; from ``indexThreshold`` links on, a set of the
-/// serial numbers of the listed dependents answers instead, a removed link stays in the list,
-/// skipped, and the list is compacted once most of it is removed.
+/// removes them all. A short list is searched. From ``indexThreshold`` links on, the links move to
+/// an array of slots, and a dictionary maps the serial number of each listed dependent to the slot
+/// of its link: a removed link leaves an empty slot behind (never read again), and the slots are
+/// compacted once most of them are empty.
+///
+/// Each listed dependent has exactly one link, at any length: a dependent removed and added again
+/// is listed once, at the end (its dependency finishing tells it once).
 struct DependentList {
-    private var links = SmallList<DependentLink>()
-    /// The serial numbers of the dependents still listed, once the list is long.
-    private var listed: Set<UInt64>?
+    /// Every link, in order, while the list is short (``long`` is `nil`); empty once it is long.
+    private var short = SmallList<DependentLink>()
+    /// The links once the list is long.
+    private var long: Long?
 
-    /// From this many links on, removal goes through ``listed``.
+    /// The representation of a long list.
+    private struct Long {
+        /// The links in the order they were added; `nil` where a removed one was.
+        var slots: [DependentLink?]
+        /// The slot of each listed dependent's link, by serial number.
+        var positions: [UInt64: Int]
+
+        init(_ links: some Sequence<DependentLink>) {
+            let slots: [DependentLink?] = links.map { $0 }
+            positions = Dictionary(uniqueKeysWithValues: slots.indices.map { (slots[$0]!.serial, $0) })
+            self.slots = slots
+        }
+    }
+
+    /// From this many links on, the list is long (see the type's discussion).
     static let indexThreshold = 16
 
     init() {}
 
     /// How many dependents are listed.
-    var count: Int { listed?.count ?? links.count }
+    var count: Int { long?.positions.count ?? short.count }
 
     var isEmpty: Bool { count == 0 }
 
     /// The serial numbers of the listed dependents, in order.
     var serials: [UInt64] {
-        links.compactMap { link in isListed(link) ? link.serial : nil }
+        if let long { return long.slots.compactMap { $0?.serial } }
+        return short.map(\.serial)
     }
 
     /// Whether `operation` is listed (compared by identity, without touching it).
     func contains(_ operation: Op) -> Bool {
-        links.contains { isListed($0) && $0.links(operation) }
+        if let long {
+            guard let slot = long.positions[operation.serial] else { return false }
+            return long.slots[slot]!.links(operation)
+        }
+        return short.contains { $0.links(operation) }
     }
 
+    /// Lists a dependent that is not listed.
     mutating func append(_ link: DependentLink) {
-        links.append(link)
-        if listed != nil {
-            listed!.insert(link.serial)
-        } else if links.count >= Self.indexThreshold {
-            listed = Set(links.lazy.map(\.serial))
+        if long != nil {
+            let slot = long!.slots.count
+            let previous = long!.positions.updateValue(slot, forKey: link.serial)
+            precondition(previous == nil, "Internal inconsistency: dependent \(link.serial) listed twice")
+            long!.slots.append(link)
+        } else if short.count + 1 >= Self.indexThreshold {
+            var links = short.array
+            links.append(link)
+            long = Long(links)   // traps if a serial number is there twice
+            short = SmallList()
+        } else {
+            short.append(link)
         }
+        #if OPERATIONS_INTERNAL_CHECKS
+        _checkInvariants()
+        #endif
     }
 
     /// Removes the dependent whose serial number is `serial`; returns whether it was listed.
     mutating func remove(serial: UInt64) -> Bool {
-        guard listed != nil else {
-            return links.removeFirst { $0.serial == serial } != nil
+        defer {
+            #if OPERATIONS_INTERNAL_CHECKS
+            _checkInvariants()
+            #endif
         }
-        guard listed!.remove(serial) != nil else { return false }
-        if links.count > 2 * listed!.count + Self.indexThreshold {
+        guard long != nil else {
+            return short.removeFirst { $0.serial == serial } != nil
+        }
+        guard let slot = long!.positions.removeValue(forKey: serial) else { return false }
+        long!.slots[slot] = nil
+        if long!.slots.count > 2 * long!.positions.count + Self.indexThreshold {
             compact()
         }
         return true
@@ -57,26 +98,68 @@ struct DependentList {
     /// operation whose list this is held (see ``DependentLink/retainIfAlive()``): a removed
     /// link is never touched, its dependent may be gone.
     mutating func removeAll(_ body: (Op?, UInt64) -> Void) {
-        let taken = links
-        let listedSerials = listed
+        let taken = self
         self = DependentList()
-        for link in taken where listedSerials?.contains(link.serial) ?? true {
-            body(link.retainIfAlive(), link.serial)
+        if let long = taken.long {
+            for case let link? in long.slots {
+                body(link.retainIfAlive(), link.serial)
+            }
+        } else {
+            for link in taken.short {
+                body(link.retainIfAlive(), link.serial)
+            }
         }
     }
 
-    private func isListed(_ link: DependentLink) -> Bool {
-        listed?.contains(link.serial) ?? true
+    /// The listed dependents, retained, in order, leaving out those whose deinitialization has
+    /// begun (for the cycle search on a new edge). Call with the lock of the operation whose list
+    /// this is held, and release the result after unlocking (see ``removeAll(_:)``).
+    func retainedDependents() -> [Op] {
+        var dependents: [Op] = []
+        dependents.reserveCapacity(count)
+        if let long {
+            for case let link? in long.slots {
+                if let dependent = link.retainIfAlive() { dependents.append(dependent) }
+            }
+        } else {
+            for link in short {
+                if let dependent = link.retainIfAlive() { dependents.append(dependent) }
+            }
+        }
+        return dependents
     }
 
+    /// Drops the empty slots; a list that became short goes back to the short form.
     private mutating func compact() {
-        var kept = SmallList<DependentLink>()
-        for link in links where isListed(link) {
-            kept.append(link)
-        }
-        links = kept
-        if links.count < Self.indexThreshold {
-            listed = nil
+        let links = long!.slots.lazy.compactMap { $0 }
+        if long!.positions.count < Self.indexThreshold {
+            var short = SmallList<DependentLink>()
+            for link in links { short.append(link) }
+            self.short = short
+            long = nil
+        } else {
+            long = Long(links)
         }
     }
+
+    #if OPERATIONS_INTERNAL_CHECKS
+    /// Checks that each listed dependent has exactly one link, and a long list's index.
+    func _checkInvariants() {
+        if let long {
+            precondition(short.isEmpty, "Internal inconsistency: a long dependent list with short links")
+            var live = 0
+            for (slot, link) in long.slots.enumerated() {
+                guard let link else { continue }
+                live += 1
+                precondition(long.positions[link.serial] == slot,
+                             "Internal inconsistency: dependent \(link.serial) in slot \(slot) is indexed at \(String(describing: long.positions[link.serial]))")
+            }
+            precondition(live == long.positions.count, "Internal inconsistency: \(live) live links, \(long.positions.count) indexed")
+        } else {
+            precondition(short.count < Self.indexThreshold, "Internal inconsistency: a short dependent list of \(short.count)")
+            let serials = short.map(\.serial)
+            precondition(Set(serials).count == serials.count, "Internal inconsistency: a dependent listed twice in \(serials)")
+        }
+    }
+    #endif
 }

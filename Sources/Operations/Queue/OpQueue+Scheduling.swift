@@ -119,22 +119,46 @@ extension OpQueue {
 
     /// Puts several members that became ready at the same moment on their queues' ready lists,
     /// one lock acquisition per queue, so that each queue sees them all before it picks one.
+    ///
+    /// - Complexity: O(`ready.count`), however many queues they are spread across.
     static func scheduleTogether(_ ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)]) {
-        var remaining = ready[...]
-        while let first = remaining.first {
-            let queue = first.queue
-            let callerWillPoll = ThreadContext.isPolling(queue)
-            let request = queue.withLock {
-                var request = false
-                for item in remaining where item.queue === queue {
-                    let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
-                    request = queue.machine.push(entry, priority: item.schedule.priority, callerWillPoll: callerWillPoll) || request
-                }
-                return request
-            }
-            if request { queue.startDrainer() }
-            remaining = remaining.filter { $0.queue !== queue }[...]
+        guard let first = ready.first else { return }
+        // Usually one queue (a fan-out within a queue): no grouping needed.
+        if ready.allSatisfy({ $0.queue === first.queue }) {
+            push(ready[...], to: first.queue)
+            return
         }
+        // Grouped by queue in one pass, queues in the order they first appear, each queue's
+        // members in their order.
+        var groups: [[(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)]] = []
+        var groupOfQueue: [ObjectIdentifier: Int] = [:]
+        for item in ready {
+            let id = ObjectIdentifier(item.queue)
+            if let index = groupOfQueue[id] {
+                groups[index].append(item)
+            } else {
+                groupOfQueue[id] = groups.count
+                groups.append([item])
+            }
+        }
+        for group in groups {
+            push(group[...], to: group[0].queue)
+        }
+    }
+
+    /// Pushes `items`, all members of `queue`, on its ready lists under one lock acquisition.
+    private static func push(_ items: ArraySlice<(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)>,
+                             to queue: OpQueue) {
+        let callerWillPoll = ThreadContext.isPolling(queue)
+        let request = queue.withLock {
+            var request = false
+            for item in items {
+                let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
+                request = queue.machine.push(entry, priority: item.schedule.priority, callerWillPoll: callerWillPoll) || request
+            }
+            return request
+        }
+        if request { queue.startDrainer() }
     }
 
     /// `operation`, a running member, reports `progress`: the queue's progress counts its fraction

@@ -21,16 +21,21 @@ import Synchronization
 /// is older than its dependent ("forward") can only close a cycle if the graph already has an edge
 /// the other way ("backward"): following dependencies only ever goes to older operations
 /// otherwise. So the library counts the backward edges that still hold an operation back. A new
-/// backward edge is searched up to ``searchLimit`` operations. A new forward edge can only close a
-/// cycle through a backward edge whose dependency is at least as new as the new edge's dependent,
-/// so it is searched (up to ``forwardSearchLimit`` operations) only when such an edge may exist:
-/// building a chain in creation order never searches. The search follows only dependencies that
-/// hold back a pending, uncancelled operation.
+/// backward edge is searched (``DependencyCycleSearch``, up to ``searchLimit`` operations on each
+/// side). A new forward edge can only close a cycle through a backward edge whose dependency is at
+/// least as new as the new edge's dependent, so it is searched (up to ``forwardSearchLimit``
+/// operations on each side) only when such an edge may exist: building a chain in creation order
+/// never searches. The search goes from both ends of the new edge at once and stops as soon as
+/// one end has nothing left to reach, so it costs about twice the smaller side: a graph built from
+/// either end, in any creation order, costs a look or two per edge. It follows only edges that
+/// hold back a pending, uncancelled operation (and executing groups' unfinished children).
 ///
 /// **Waits.** A cycle needs a backward edge or a barrier (a barrier's waits can go to a newer
 /// operation), so a wait searches only when ``backwardEdges`` or ``pendingBarriers`` is not zero.
+/// A group's child created after the group counts as a backward edge (the group waits for it).
 enum DependencyCycles {
-    /// Backward edges (dependency created after its dependent) that still hold an operation back.
+    /// Backward edges (dependency created after its dependent) that still hold an operation back,
+    /// and children created after their group that have not finished.
     /// Relaxed: searches read it to decide whether one is worth making, and a cycle's edges are
     /// all in place (each under its operation's lock) before the search that finds it starts.
     static let backwardEdges = Atomic<Int>(0)
@@ -42,10 +47,13 @@ enum DependencyCycles {
     /// Barriers that are in queues and have not left them; relaxed like ``backwardEdges``.
     static let pendingBarriers = Atomic<Int>(0)
 
-    /// The most operations a search on a new backward edge visits.
+    /// The most operations each side of the search on a new backward edge reaches (see
+    /// ``DependencyCycleSearch``): a cycle of up to this many operations is always found when it is
+    /// closed, a longer one often.
     static let searchLimit = 2_000
 
-    /// The most operations a search on a new forward edge visits (while backward edges exist).
+    /// The most operations each side of the search on a new forward edge reaches (while backward
+    /// edges exist).
     static let forwardSearchLimit = 32
 
     /// Whether the graph may hold a cycle at all: every cycle has a backward edge or goes
@@ -68,27 +76,22 @@ enum DependencyCycles {
         return dependencies.filter { !$0.isFinished }
     }
 
-    /// A path from `start` to `target` along blocking dependencies, `start` first and `target`
-    /// last, or `nil` if there is none within `limit` visited operations.
-    static func blockingPath(from start: Op, to target: Op, limit: Int = searchLimit) -> [Op]? {
-        // The usual case costs one look and no allocation: the start waits for nothing.
-        let first = blockingDependencies(of: start)
-        if first.isEmpty { return nil }
-        if first.count == 1, first[0] === target { return [start, target] }
-        var parent: [ObjectIdentifier: Op] = [:]
-        var visited: Set<ObjectIdentifier> = [ObjectIdentifier(start)]
-        var stack = [start]
-        while let node = stack.popLast() {
-            if node === target {
-                return path(to: node, parents: parent)
-            }
-            if visited.count > limit { return nil }
-            for next in blockingDependencies(of: node) where visited.insert(ObjectIdentifier(next)).inserted {
-                parent[ObjectIdentifier(next)] = node
-                stack.append(next)
-            }
+    /// What waits for `operation`, the reverse of ``blockingDependencies(of:)``: its dependents
+    /// that are pending and not cancelled (those that counted it as an unfinished dependency), and
+    /// its group if that is executing. Nothing waits for a finished operation.
+    static func waiters(of operation: Op) -> [Op] {
+        // Retained under the lock (the list does not retain them), released after unlocking.
+        let (dependents, group) = operation.withState { machine -> ([Op], GroupOp?) in
+            guard !machine.isFinished else { return ([], nil) }
+            return (machine.dependents.retainedDependents(), machine.isGroupChild ? machine.group : nil)
         }
-        return nil
+        var waiters = dependents.filter { dependent in
+            dependent.withState { $0.lifecycle == .pending && !$0.isCancelled }
+        }
+        if let group, group.withState({ $0.lifecycle == .executing }) {
+            waiters.append(group)
+        }
+        return waiters
     }
 
     // MARK: Finding
@@ -109,11 +112,9 @@ enum DependencyCycles {
         // A cycle exists if the dependency (transitively) waits for the dependent, which must
         // itself still be held back by the new edge.
         guard dependent.withState({ $0.lifecycle == .pending && !$0.isCancelled }),
-              let path = blockingPath(from: dependency, to: dependent,
-                                      limit: isBackward ? searchLimit : forwardSearchLimit) else { return }
-        // path: dependency → … → dependent, each waiting for the next; the dependent waits for
-        // the dependency, which closes the loop.
-        let cycle = [dependent] + path.dropLast()
+              let cycle = DependencyCycleSearch.run(dependent: dependent, dependency: dependency,
+                                                    limit: isBackward ? searchLimit : forwardSearchLimit).cycle
+        else { return }
         found(DependencyCycle(path: cycle, barrierEdges: Array(repeating: false, count: cycle.count)))
     }
 
@@ -215,6 +216,29 @@ enum DependencyCycles {
         if count > 0 {
             backwardEdges.subtract(count, ordering: .relaxed)
         }
+    }
+
+    /// `children` joined `group`. An executing group waits for its unfinished children, so a child
+    /// created after its group is a backward edge too (a cycle through it needs no backward
+    /// dependency: the child may depend on its group): counted from the moment it joins (before
+    /// the group waits for it, which only makes searches possible earlier) until it is finished
+    /// for good (``groupChildLeft(_:group:)``).
+    static func groupChildrenJoined(_ children: [Op], group: Op) {
+        var count = 0
+        var newest: UInt64 = 0
+        for child in children where child.serial > group.serial {
+            count += 1
+            newest = max(newest, child.serial)
+        }
+        if count > 0 {
+            backwardEdges.add(count, ordering: .relaxed)
+            newestBackwardDependency.max(newest, ordering: .relaxed)
+        }
+    }
+
+    /// `child`, counted by ``groupChildrenJoined(_:group:)``, is finished for good.
+    static func groupChildLeft(_ child: Op, group: Op) {
+        backwardEdgeResolved(dependentSerial: group.serial, dependencySerial: child.serial)
     }
 
     /// One backward edge stopped holding its dependent back.
