@@ -8,8 +8,10 @@ extension Op {
     /// and then lets them go (an observer may hold its operation without keeping it alive for
     /// good). Adding one to a finished operation only attaches it.
     public final func addObserver(_ observer: any OpObserver) {
-        let mailbox = transition { $0.ensureObservers() }
-        mailbox.add(observer, to: self)
+        // Registered inside a transition: it hears of the events queued from now on, and the
+        // transition publishes the operation's `observed` flag. The transition delivers
+        // `didAttach` once the lock is released.
+        transition { $0.ensureObservers().add(observer) }
     }
 
     /// The operation whose body is running on the calling thread (or, in an ``AsyncOp``'s
@@ -58,15 +60,27 @@ extension Op {
 
     // MARK: Telling the observers
 
-    /// Tells the observers that the body is about to run (they return before it does).
+    /// Tells the observers that the body is about to run (they return before it does), if the
+    /// operation is still executing (an observer of its start may have finished it already).
     final func observersWillExecute() {
-        withState { $0.observers }?.post(.willExecute, from: self)
+        let held: (ObserverRegistry, ObserverRegistry.Pending)? = withState { machine in
+            guard machine.lifecycle == .executing, let observers = machine.observers else { return nil }
+            return (observers, observers.queuingHeld(.willExecute, of: self))
+        }
+        if let (observers, pending) = held {
+            observers.deliverHeld(pending, of: self)
+        }
     }
 
-    /// Tells the observers that the work is over, before the operation reads as finished.
+    /// Tells the observers that the work is over, before the operation reads as finished (they
+    /// return before it does).
     final func observersWillFinish() {
-        let (observers, error) = withState { ($0.observers, $0.error) }
-        observers?.post(.willFinish(error: error), from: self)
+        let held: (ObserverRegistry, ObserverRegistry.Pending)? = withState { machine in
+            guard machine.lifecycle == .executing, let observers = machine.observers else { return nil }
+            return (observers, observers.queuingHeld(.willFinish(error: machine.error), of: self))
+        }
+        if let (observers, pending) = held {
+            observers.deliverHeld(pending, of: self)
+        }
     }
-
 }

@@ -59,21 +59,38 @@ extension KeyPathObservable where Self: Op {
         guard let property = table.first(where: { $0.0 == erased })?.1 else {
             misuse("\(keyPath) is not observable on \(self). Observable properties: isCancelled, isAsynchronous, isExecuting, isFinished, isReady, dependencies, queuePriority, completionBlock, error.")
         }
-        let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
-            changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
-        }
-        let registry = withState { $0.ensureRegistry() }
-        registry.add(entry)
+        var initial: (@Sendable (AnyObject) -> Void)?
         if options.contains(.initial) {
-            let value = self[keyPath: keyPath]
-            changeHandler(self, ObservedChange(oldValue: nil, newValue: options.contains(.new) ? value : nil))
+            let wantsValue = options.contains(.new)
+            // A key path is an immutable object: reading through it from the delivering thread is
+            // safe, though `KeyPath` is not declared Sendable.
+            nonisolated(unsafe) let keyPath = keyPath
+            initial = { subject in
+                let operation = unsafeDowncast(subject, to: Self.self)
+                let value: Value? = wantsValue ? operation[keyPath: keyPath] : nil
+                changeHandler(operation, ObservedChange(oldValue: nil, newValue: value))
+            }
+        }
+        let entry = ObserverRegistry.Entry(property: property.rawValue, options: options, initial: initial) { subject, record, isPrior in
+            changeHandler(unsafeDowncast(subject, to: Self.self), ObservedChange(record: record, options: options, isPrior: isPrior))
+        }
+        // Registered under the operation's lock, which every transition holds as it records a
+        // change: the observation hears of exactly the changes recorded from now on.
+        let registry = withState { machine in
+            let registry = machine.ensureRegistry()
+            registry.add(entry)
+            return registry
+        }
+        if options.contains(.initial) {
+            registry.deliver(to: self)
         }
         return ObservationToken(registry: registry, entry: entry)
     }
 }
 
 extension ObservedChange {
-    /// Builds the change a handler receives from a queued record.
+    /// Builds the change a handler receives from a queued record (one with values, if the
+    /// observation asked for them: see ``ObserverRegistry/Record/hasValues``).
     init(record: ObserverRegistry.Record, options: ObservingOptions, isPrior: Bool) {
         self.init(
             oldValue: options.contains(.old) ? (record.oldValue as! Value) : nil,

@@ -35,18 +35,6 @@ extension OpStateMachine {
         set { ensureExtras().qualityOfService = newValue }
     }
 
-    /// The operation's observers, if any ever registered.
-    var registry: ObserverRegistry? { extras?.registry }
-
-    /// The operation's observer registry, created on first use.
-    mutating func ensureRegistry() -> ObserverRegistry {
-        let extras = ensureExtras()
-        if let registry = extras.registry { return registry }
-        let created = ObserverRegistry()
-        extras.registry = created
-        return created
-    }
-
 
     /// Whether the operation may start: all dependencies finished, or it was cancelled
     /// (cancellation makes an operation ignore its dependencies so that it can finish soon).
@@ -77,9 +65,6 @@ extension OpStateMachine {
 
     /// The group the operation is a child of, if any.
     var group: GroupOp? { extras?.groupLink?.group }
-
-    /// The observer mailbox, if an observer was ever added.
-    var observers: ObserverMailbox? { extras?.observers }
 
     var timeout: Duration? {
         get { extras?.timeout }
@@ -113,16 +98,6 @@ extension OpStateMachine {
     /// Makes the operation run its body even when cancelled before it started (for groups).
     mutating func runEvenWhenCancelled() {
         runsWhenCancelled = true
-    }
-
-    /// Marks the operation observed and returns its observer mailbox, created on first use.
-    mutating func ensureObservers() -> ObserverMailbox {
-        let extras = ensureExtras()
-        hasObservers = true
-        if let observers = extras.observers { return observers }
-        let created = ObserverMailbox()
-        extras.observers = created
-        return created
     }
 
     /// Makes `group` the operation's group. Returns the group it already had, if any (the caller

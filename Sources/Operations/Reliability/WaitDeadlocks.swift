@@ -122,12 +122,17 @@ enum WaitDeadlocks {
     /// Checks a blocking wait for `target` from the calling thread: traps if it could never
     /// return; returns `true` if it should return at once (what it waits for is held up by this
     /// very thread but already reads as finished).
+    ///
+    /// A wait that goes on makes the observer handlers running on the thread step aside (see
+    /// ``ObserverRegistry/stepAsideForBlockingWait()``): they hold nothing up while it blocks.
     static func checkWait(for target: Op) -> Bool {
         let holds = Holds.current
         if isOnMainQueueOrThread, target.withState({ $0.queue === OpQueue.main && !$0.isFinished }) {
             misuse("waitUntilFinished() was called on \(target), an operation of OpQueue.main, from the main thread (or the main Dispatch queue), which is what runs it: it can never start while the main thread waits. Wait from another thread, or use a completion block or a dependent operation.\(QueueDump.appendix(for: [target]))")
         }
-        return check(waitFor: target, holds: holds)
+        if check(waitFor: target, holds: holds) { return true }
+        ObserverRegistry.stepAsideForBlockingWait()
+        return false
     }
 
     /// The checks of a wait for `target` (sync or `async`) against what the caller holds up.
@@ -162,13 +167,16 @@ enum WaitDeadlocks {
 
     // MARK: Waiting for a queue
 
-    /// Traps if waiting for `queue` to empty from the calling thread can never return.
+    /// Traps if waiting for `queue` to empty from the calling thread can never return; otherwise
+    /// the observer handlers running on the thread step aside for the wait (see
+    /// ``checkWait(for:)``).
     static func checkWaitForAll(in queue: OpQueue) {
         let holds = Holds.current
         if queue === OpQueue.main, isOnMainQueueOrThread, queue.operationCount > 0 {
             misuse("waitUntilAllOperationsAreFinished() was called on OpQueue.main from the main thread (or the main Dispatch queue), which is what runs its operations: they can never run while it waits. Wait from another thread, or add a barrier block for the work that must follow.\(QueueDump.appendix(of: queue))")
         }
         check(waitForAllIn: queue, holds: holds)
+        ObserverRegistry.stepAsideForBlockingWait()
     }
 
     /// The checks of a wait for `queue` to empty (sync or `async`) against what the caller
