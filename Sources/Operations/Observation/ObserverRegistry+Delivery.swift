@@ -55,16 +55,22 @@ extension ObserverRegistry {
 
     /// Queues an ``OpObserver`` event with no lock held and delivers it.
     ///
-    /// A `willExecute` or `willFinish` (unless `waits` is `false`: a `willFinish` that comes once
-    /// the operation reads as finished) is delivered before this returns (see
-    /// ``deliverHeld(_:of:)``); any other event as by ``deliverHolding(_:from:)``: the caller
-    /// moves the operation on afterwards (completes it, or goes on with its body).
+    /// A `willExecute` or `willFinish` is delivered before this returns (see
+    /// ``deliverHeld(_:of:)``), unless `waits` is `false`: a `willFinish` that comes once the
+    /// operation reads as finished. That one and `didFinish` are delivered as by
+    /// ``deliverHolding(_:from:)``: the calling thread completes the operation afterwards. Any
+    /// other event as by ``deliver(to:)``.
     func post(_ event: Event, from operation: Op, waits: Bool = true) {
         if waits && event.holdsOperation {
             deliverHeld(queuingHeld(event, of: operation), of: operation)
-        } else {
-            let first = lock.withLock { append(event).sequence }
+            return
+        }
+        let first = lock.withLock { append(event).sequence }
+        switch event {
+        case .willFinish, .didFinish:
             deliverHolding(operation, from: first)
+        case .change, .initial, .didAttach, .willExecute, .didCancel, .didProduce:
+            deliver(to: operation)
         }
     }
 

@@ -6,7 +6,9 @@ extension Op {
     ///
     /// The operation keeps its observers until it has told them ``OpObserver/didFinish(_:error:)``,
     /// and then lets them go (an observer may hold its operation without keeping it alive for
-    /// good). Adding one to a finished operation only attaches it.
+    /// good). Adding one to a finished operation only attaches it. It may be called from anywhere,
+    /// a callback of the same operation included (see
+    /// <doc:ObservingOperations#Delivery-rules>).
     public final func addObserver(_ observer: any OpObserver) {
         // Registered inside a transition: it hears of the events queued from now on, and the
         // transition publishes the operation's `observed` flag. The transition delivers

@@ -5,15 +5,21 @@
 ///
 /// ## Delivery
 ///
-/// - A handler is called synchronously on the thread that made the change, after the change, with
-///   no lock of the library held (a handler may read or change the object freely).
-/// - Every change is delivered once, in the order the changes happened.
-/// - In the usual case the handler has run before the call that made the change returns: after
-///   `a.start()` returns, an observer of a dependent's `isReady` has seen `true`.
+/// Handlers follow the "Delivery rules" of <doc:ObservingOperations#Delivery-rules>, which
+/// ``OpObserver``s follow too (they share one ordered outbox per object). In short:
+///
+/// - A handler is called after the change, with no lock of the library held (a handler may read
+///   or change the object freely, add observations, and wait), usually on the thread that made
+///   the change before the call that made it returns: after `a.start()` returns, an observer of
+///   a dependent's `isReady` has seen `true`.
+/// - Every change is delivered once, in the order the changes happened, to the observations
+///   registered before it (an observation never hears of an earlier change).
 /// - Exceptions keep that order and avoid deadlocks: when another thread is already delivering
 ///   changes of the same object, that thread delivers the new change too, right after the earlier
 ///   ones, and the call that made it may return first; a change made from inside a handler is
 ///   delivered after that handler returns.
+/// - A handler that waits with the library's waits steps aside while it waits; a wait that could
+///   never return traps with an explanation.
 public protocol KeyPathObservable: AnyObject {}
 
 extension Op: KeyPathObservable {}
@@ -31,8 +37,10 @@ extension KeyPathObservable where Self: Op {
     /// }
     /// ```
     ///
-    /// Delivery follows the rules described in ``KeyPathObservable``: synchronously on the thread
-    /// that made the change, outside every lock, each change once and in order.
+    /// Delivery follows the "Delivery rules" of <doc:ObservingOperations#Delivery-rules>:
+    /// synchronously on the thread that made the change, outside every lock, each change made
+    /// after the observation was registered once and in order, in one outbox with the operation's
+    /// ``OpObserver``s.
     ///
     /// - Parameters:
     ///   - keyPath: The property to observe.

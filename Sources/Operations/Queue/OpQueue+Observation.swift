@@ -13,8 +13,9 @@ extension KeyPathObservable where Self: OpQueue {
     /// }
     /// ```
     ///
-    /// Delivery follows the rules described in ``KeyPathObservable``: synchronously on the thread
-    /// that made the change, outside every lock, each change once and in order.
+    /// Delivery follows the "Delivery rules" of <doc:ObservingOperations#Delivery-rules>:
+    /// synchronously on the thread that made the change, outside every lock, each change made
+    /// after the observation was registered once and in order.
     ///
     /// - Parameters:
     ///   - keyPath: The property to observe.
