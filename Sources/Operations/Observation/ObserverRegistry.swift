@@ -122,11 +122,12 @@ final class ObserverRegistry: @unchecked Sendable {
     }
 
     /// Registers an ``OpObserver``, which hears of the events queued from now on, beginning with
-    /// ``OpObserver/didAttach(to:)`` (only it is told). Call it with the operation's state lock
-    /// held, then ``deliver(to:)``.
-    func add(_ observer: any OpObserver) {
+    /// ``OpObserver/didAttach(to:)`` (only it is told); with `keeps` `false` (the operation reads
+    /// as finished), it is only told that. Call it with the operation's state lock held, then
+    /// ``deliver(to:)``.
+    func add(_ observer: any OpObserver, keeps: Bool = true) {
         lock.withLock {
-            if !observersAreOver {
+            if keeps && !observersAreOver {
                 observers.append(Registered(observer: observer, since: sequence))
             }
             append(.didAttach(observer))

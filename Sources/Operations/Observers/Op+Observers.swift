@@ -13,7 +13,10 @@ extension Op {
         // Registered inside a transition: it hears of the events queued from now on, and the
         // transition publishes the operation's `observed` flag. The transition delivers
         // `didAttach` once the lock is released.
-        transition { $0.ensureObservers().add(observer) }
+        transition { machine in
+            let keeps = !machine.isFinished
+            machine.ensureObservers().add(observer, keeps: keeps)
+        }
     }
 
     /// The operation whose body is running on the calling thread (or, in an ``AsyncOp``'s

@@ -200,7 +200,9 @@ final class MatrixScenario: @unchecked Sendable {
         onHelper { self.queue.addOperation(self.op) }
         if cell.callback == .isReady { onHelper { self.gate.start() } }
         if cell.callback.comesBeforeTheStart {
-            expect(actionBegan.wait(seconds: remaining), "the callback never came")
+            let came = cell.action == .wait ? actionBegan.wait(seconds: remaining) : actionEnded.wait(seconds: remaining)
+            expect(came, "the callback never came, or its action never returned")
+            if cell.action != .wait { actionEnded.open() }   // for the check below
             queue.isSuspended = false
         }
         expect(eventually(seconds: Double(remaining)) { hasOpened(self.op.started) || self.op.isFinished }, "the operation never started")
@@ -219,7 +221,11 @@ final class MatrixScenario: @unchecked Sendable {
             break
         }
         if cell.callback.comesBeforeTheFinish && !cell.callback.comesBeforeTheStart {
-            expect(actionBegan.wait(seconds: remaining), "the callback never came")
+            // The action is over before the operation finishes, except a wait for it, which can
+            // only return once it finished.
+            let came = cell.action == .wait ? actionBegan.wait(seconds: remaining) : actionEnded.wait(seconds: remaining)
+            expect(came, "the callback never came, or its action never returned")
+            if cell.action != .wait { actionEnded.open() }   // for the check below
         }
         onHelper { self.op.finishIfNeeded() }
         expect(finishes(op, seconds: remaining), "the operation never finished")
