@@ -13,7 +13,7 @@
 /// after it was added, beginning with ``didAttach(to:)``.
 ///
 /// Observers share one ordered outbox with the operation's property observations
-/// (``KeyPathObservable/observe(_:options:changeHandler:)``), under one set of rules: the
+/// (``Op/observe(_:options:changeHandler:)``), under one set of rules: the
 /// "Delivery rules" section of <doc:ObservingOperations#Delivery-rules>. In short, a callback may
 /// do anything: read the operation, cancel it, finish an ``AsyncOp`` (``AsyncOp/finish()`` from
 /// ``didCancel(_:error:)`` delivers ``willFinish(_:error:)`` at once, nested in that callback),
