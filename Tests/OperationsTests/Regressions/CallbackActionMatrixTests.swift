@@ -235,8 +235,13 @@ final class MatrixScenario: @unchecked Sendable {
         // A change after everything: an observation registered by the action hears of it.
         op.addDependency(late)
         check()
+        // A token keeps its handler, which holds this scenario: drop them to break the cycle.
         for token in tokens { token.invalidate() }
-        observationToken.withLockedValue { $0?.invalidate() }
+        tokens = []
+        observationToken.withLockedValue { token in
+            token?.invalidate()
+            token = nil
+        }
         victimQueue.isSuspended = false
         expect(empties(victimQueue, seconds: remaining) && empties(otherQueue, seconds: remaining), "another queue never emptied")
         return Report(failures: failures)
