@@ -36,7 +36,6 @@ extension Op {
     /// its queue back.
     public var changes: AsyncStream<StateChange> {
         AsyncStream(bufferingPolicy: .unbounded) { continuation in
-            let registry = withState { $0.ensureRegistry() }
             let mapping: [(OpProperty, StateChange)] = [
                 (.isReady, .ready), (.isCancelled, .cancelled), (.isExecuting, .executing), (.isFinished, .finished),
             ]
@@ -47,7 +46,12 @@ extension Op {
                     if change == .finished { continuation.finish() }
                 }
             }
-            for entry in entries { registry.add(entry) }
+            // Registered under the operation's lock: the stream hears of the changes from now on.
+            let registry = withState { machine in
+                let registry = machine.ensureRegistry()
+                for entry in entries { registry.add(entry) }
+                return registry
+            }
             continuation.onTermination = { _ in
                 for entry in entries { registry.remove(entry) }
             }

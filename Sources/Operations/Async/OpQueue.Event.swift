@@ -48,7 +48,7 @@ extension OpQueue {
                     if !isPrior, let count = record.newValue as? Int { continuation.yield(.operationCountChanged(count)) }
                 },
             ]
-            for entry in entries { registry.add(entry) }
+            for entry in entries { register(entry) }
             continuation.onTermination = { _ in
                 for entry in entries { registry.remove(entry) }
             }

@@ -123,7 +123,7 @@ extension OpStateMachine {
     /// The conditions were evaluated (``conditionsEvaluated(failure:)``): records the error as an
     /// observable change and, if the failure cancelled the operation, queues `didCancel` for its
     /// observers (in the transition, so that it comes before the finish the cancellation causes).
-    mutating func recordConditions(failure: (any Error)?) -> (askExclusivity: Bool, readiness: ReadinessAction, observers: ObserverMailbox?) {
+    mutating func recordConditions(failure: (any Error)?) -> (askExclusivity: Bool, readiness: ReadinessAction, observers: ObserverRegistry?) {
         let old = error
         let wasCancelled = isCancelled
         let (askExclusivity, readiness) = conditionsEvaluated(failure: failure)

@@ -31,9 +31,15 @@ struct ThreadContext {
     /// The queue whose drainer will ask for the next operation right after the current
     /// notification, so that no drainer needs requesting for it.
     var pollingQueue: Unmanaged<OpQueue>?
-    /// The observer deliveries of start and finish transitions (and of operations leaving their
-    /// queue) in progress on this thread, innermost last.
+    /// The observer deliveries in progress on this thread that hold an operation up, innermost
+    /// last: the thread delivers before it moves the operation on (starts its body, finishes or
+    /// completes it), or runs a `willExecute` or `willFinish` handler, which the operation waits
+    /// for; or a queue's observers learn that the operation left (see ``Delivery``).
     var deliveries: [Delivery] = []
+    /// The observer registries whose handlers run on this thread, innermost last: they step aside
+    /// when the thread blocks in one of the library's waits (see
+    /// ``ObserverRegistry/stepAsideForBlockingWait()``).
+    var handlers: [Unmanaged<ObserverRegistry>] = []
     /// The pool worker that this thread is, if it is one.
     var worker: Unmanaged<Worker>?
     /// Operations waiting to be released by the ``ReleaseTrampoline``.
@@ -43,15 +49,21 @@ struct ThreadContext {
     /// The thread's number in traces, from 1 (0: not numbered yet; see ``Instruments``).
     var traceThread = 0
 
-    /// An observer delivery: handlers run for a start or finish of `operation`, which cannot move
-    /// on to its next state until they return; or for `operation` leaving its queue, after which
-    /// it completes.
+    /// An observer delivery that holds `operation` up: handlers run before it can move on to its
+    /// next state (its start, its finish, its completion), or for `operation` leaving its queue,
+    /// after which it completes.
     struct Delivery {
         /// The operation whose change is delivered (for a queue's observers, the operation that
         /// just left it).
         let operation: Unmanaged<Op>
         /// Whether the operation has left its queue already (a queue's observers learn of it).
         let hasLeftQueue: Bool
+    }
+
+    /// The calling thread, as an address unique among the live threads (its context's).
+    @inline(__always)
+    static var identity: UnsafeMutableRawPointer {
+        UnsafeMutableRawPointer(current)
     }
 
     /// The calling thread's context.
@@ -142,7 +154,8 @@ struct ThreadContext {
         return try body()
     }
 
-    /// Runs `body`, which calls the observers of a change of `operation`, as a ``Delivery``.
+    /// Runs `body`, which calls observers while `operation` cannot move on (or, with
+    /// `hasLeftQueue`, the observers of its queue before it completes), as a ``Delivery``.
     static func withDelivery<Result>(of operation: Op, hasLeftQueue: Bool = false, _ body: () throws -> Result) rethrows -> Result {
         let context = current
         context.pointee.deliveries.append(Delivery(operation: Unmanaged.passUnretained(operation), hasLeftQueue: hasLeftQueue))

@@ -1,99 +1,144 @@
+import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// The observers of one object and the changes waiting to be delivered to them.
+/// The observers of one object (an operation or a queue), of both kinds, and the events waiting
+/// to be delivered to them: the one path by which the library calls observer code.
 ///
-/// The object's storage records changes here while it holds its own state lock, so records are
-/// queued in exactly the order the transitions happened. After releasing its lock, the thread
-/// that made a change calls ``deliver(to:)``, which calls the handlers with no lock held.
-///
-/// Delivery is combining: at most one thread delivers an object's changes at a time, in order.
-/// If another thread is already delivering (or the handler that is running makes a further change),
-/// that thread delivers the new records too, right after the ones before them; the thread that made
-/// the change does not wait for it. This keeps every change delivered once and in order without a
-/// handler ever being able to deadlock the object.
+/// Property observations (``KeyPathObservable/observe(_:options:changeHandler:)``, ``Op/changes``,
+/// ``OpQueue/events(bufferingPolicy:)``) and ``OpObserver``s share one ordered outbox per object.
+/// The object's storage queues an event while it holds its own state lock, inside the transition
+/// that causes it, so events are queued in exactly the order the transitions happened; every
+/// event has a sequence number, and an observer hears only of events queued after it registered
+/// (registration happens under the same lock). After releasing its lock, the thread that made the
+/// change delivers (see `ObserverRegistry+Delivery.swift` for who delivers when, and the rules
+/// written for users in the "Delivery rules" section of the ObservingOperations article).
 final class ObserverRegistry: @unchecked Sendable {
-    // @unchecked Sendable: `entries`, `outbox` and `isDelivering` are only touched with `lock`
-    // held; `mask` is atomic. Records hold only Sendable values (see `Record`).
+    // @unchecked Sendable: every stored `var` is only touched with `lock` held; `mask` and
+    // `valuesMask` are atomic. Events hold only Sendable values (see `Record`) or values that the
+    // library passes to observers (errors, operations), and are only touched with `lock` held.
 
-    /// One registered handler.
+    /// One property observation.
     final class Entry: Sendable {
         let property: Int
         let options: ObservingOptions
         let handler: @Sendable (AnyObject, Record, _ isPrior: Bool) -> Void
+        /// Calls the handler with the property's current value, for ``ObservingOptions/initial``.
+        let initial: (@Sendable (AnyObject) -> Void)?
         let isActive = Atomic<Bool>(true)
 
-        init(property: Int, options: ObservingOptions, handler: @escaping @Sendable (AnyObject, Record, Bool) -> Void) {
+        init(property: Int, options: ObservingOptions,
+             initial: (@Sendable (AnyObject) -> Void)? = nil,
+             handler: @escaping @Sendable (AnyObject, Record, Bool) -> Void) {
             self.property = property
             self.options = options
+            self.initial = initial
             self.handler = handler
         }
+
+        /// Whether the observation asked for old or new values.
+        var wantsValues: Bool { options.contains(.old) || options.contains(.new) }
     }
 
     /// One change of one property.
     struct Record: @unchecked Sendable {
         // @unchecked Sendable: the storages only ever put Sendable values (Bool, Int, String?,
-        // [Op], priorities, @Sendable closures) in `oldValue` and `newValue`.
+        // [Op], priorities, errors, @Sendable closures) in `oldValue` and `newValue`.
         let property: Int
         let oldValue: Any
         let newValue: Any
-        /// The record's place among every record of this registry (see ``recordCount``).
-        let sequence: UInt64
+        /// Whether `oldValue` and `newValue` are the property's values; `false` for a change of a
+        /// list recorded while no observer of it asked for values (placeholders nobody reads).
+        let hasValues: Bool
     }
 
-    private let lock = Lock()
-    private var entries: [Entry] = []
-    private var outbox = RingBuffer<Record>()
-    private var isDelivering = false
-    private var recorded: UInt64 = 0
+    /// An observer and the sequence number of the first event it hears of.
+    struct Registered<Observer> {
+        let observer: Observer
+        let since: UInt64
+    }
 
-    /// Bit `n` is set while property `n` has at least one observer. Read under the owner's state
-    /// lock to decide whether a change must be recorded; acquiring so that a new observer's
-    /// registration is seen together with its entry.
+    let lock = Lock()
+    /// The property observations.
+    var entries: [Registered<Entry>] = []
+    /// The ``OpObserver``s (of an operation).
+    var observers: [Registered<any OpObserver>] = []
+    /// Whether `didFinish` was queued: no ``OpObserver`` is kept from then on, and those kept are
+    /// let go once it was delivered (an observer that holds its operation would otherwise keep both
+    /// alive).
+    var observersAreOver = false
+    /// The events not yet delivered (or being delivered), oldest first, from `head` on.
+    var events: [Pending?] = []
+    var head = 0
+    /// The sequence number of the next event.
+    var sequence: UInt64 = 0
+    /// The thread that delivers (``ThreadContext/identity``), if any.
+    var deliverer: UnsafeMutableRawPointer?
+
+    /// Bit `n` is set while property `n` has at least one observation. Read under the owner's state
+    /// lock to decide whether a change must be recorded.
     private let mask = Atomic<UInt32>(0)
 
-    /// Bit `n` is set while property `n` has an observer that asked for old or new values (see
+    /// Bit `n` is set while property `n` has an observation that asked for old or new values (see
     /// ``observesValues(_:)``); like `mask`.
     private let valuesMask = Atomic<UInt32>(0)
 
     init() {}
 
-    /// Whether any observer watches `property`.
+    // MARK: Registration
+
+    /// Whether any observation watches `property`.
     @inline(__always)
     func observes(_ property: Int) -> Bool {
         mask.load(ordering: .acquiring) & (1 << UInt32(property)) != 0
     }
 
-    /// Whether an observer of `property` asked for its old or new values (``ObservingOptions/old``,
-    /// ``ObservingOptions/new``). A change of a property whose values are costly to copy (a list)
-    /// is recorded with its values only then; otherwise with placeholders no handler reads.
+    /// Whether an observation of `property` asked for its old or new values
+    /// (``ObservingOptions/old``, ``ObservingOptions/new``). A change of a property whose values
+    /// are costly to copy (a list) is recorded with its values only then; otherwise with
+    /// placeholders, which no observation registered before the change reads, and no observation
+    /// registered after it receives.
     @inline(__always)
     func observesValues(_ property: Int) -> Bool {
         valuesMask.load(ordering: .acquiring) & (1 << UInt32(property)) != 0
     }
 
-    /// Whether any observer watches any property.
+    /// Whether any observation watches any property.
     @inline(__always)
     var isEmpty: Bool { mask.load(ordering: .acquiring) == 0 }
 
+    /// Registers a property observation; it hears of the changes queued from now on, after its
+    /// initial call if it asked for one (``ObservingOptions/initial``).
+    ///
+    /// Call it with the owner's state lock held, so that no transition is between deciding how to
+    /// record a change (with values or without) and queuing it; then ``deliver(to:)``.
     func add(_ entry: Entry) {
         lock.withLock {
-            entries.append(entry)
+            entries.append(Registered(observer: entry, since: sequence))
             recomputeMask()
+            if entry.initial != nil {
+                append(.initial(entry))
+            }
         }
     }
 
+    /// Registers an ``OpObserver``, which hears of the events queued from now on, beginning with
+    /// ``OpObserver/didAttach(to:)`` (only it is told); with `keeps` `false` (the operation reads
+    /// as finished), it is only told that. Call it with the operation's state lock held, then
+    /// ``deliver(to:)``.
+    func add(_ observer: any OpObserver, keeps: Bool = true) {
+        lock.withLock {
+            if keeps && !observersAreOver {
+                observers.append(Registered(observer: observer, since: sequence))
+            }
+            append(.didAttach(observer))
+        }
+    }
+
+    /// Ends a property observation.
     func remove(_ entry: Entry) {
         entry.isActive.store(false, ordering: .releasing)
-        let removed: Entry? = lock.withLock {
-            guard let index = entries.firstIndex(where: { $0 === entry }) else { return nil }
+        let removed: Registered<Entry>? = lock.withLock {
+            guard let index = entries.firstIndex(where: { $0.observer === entry }) else { return nil }
             let removed = entries.remove(at: index)
             recomputeMask()
             return removed
@@ -104,75 +149,50 @@ final class ObserverRegistry: @unchecked Sendable {
     private func recomputeMask() {
         var bits: UInt32 = 0
         var valueBits: UInt32 = 0
-        for entry in entries {
-            bits |= 1 << UInt32(entry.property)
-            if entry.options.contains(.old) || entry.options.contains(.new) {
-                valueBits |= 1 << UInt32(entry.property)
+        for registered in entries {
+            bits |= 1 << UInt32(registered.observer.property)
+            if registered.observer.wantsValues {
+                valueBits |= 1 << UInt32(registered.observer.property)
             }
         }
         valuesMask.store(valueBits, ordering: .releasing)
         mask.store(bits, ordering: .releasing)
     }
 
-    /// Queues a change. Called with the owner's state lock held; takes only this registry's lock.
-    func record(property: Int, oldValue: Any, newValue: Any) {
+    // MARK: Queuing
+
+    /// Queues a change of `property`, if it is observed. Called with the owner's state lock held;
+    /// takes only this registry's lock.
+    func record(property: Int, oldValue: Any, newValue: Any, hasValues: Bool = true) {
         guard observes(property) else { return }
-        lock.withLock {
-            outbox.append(Record(property: property, oldValue: oldValue, newValue: newValue, sequence: recorded))
-            recorded += 1
+        let record = Record(property: property, oldValue: oldValue, newValue: newValue, hasValues: hasValues)
+        lock.withLock { _ = append(.change(record)) }
+    }
+
+    /// Queues `event` for the ``OpObserver``s, taking its place among the changes now (called with
+    /// the operation's lock held, inside the transition that makes it happen), and returns the
+    /// registry, whose caller delivers once the lock is released (``deliverQueued(from:)``).
+    func queuing(_ event: Event) -> ObserverRegistry {
+        lock.withLock { _ = append(event) }
+        return self
+    }
+
+    /// The sequence number of the next event. Read with the owner's state lock held, it marks
+    /// where the events of the transition to come begin.
+    var nextSequence: UInt64 {
+        lock.withLock { sequence }
+    }
+
+    /// Appends an event; call with `lock` held.
+    @discardableResult
+    func append(_ event: Event, held: Op? = nil) -> Pending {
+        let pending = Pending(event: event, sequence: sequence, held: held)
+        sequence += 1
+        if case .didFinish = event {
+            // The last event for the observers: none is kept from now on.
+            observersAreOver = true
         }
-    }
-
-    /// How many changes were recorded so far: the sequence number of the next one. Read with the
-    /// owner's state lock held, it marks where the changes of the transition to come begin.
-    var recordCount: UInt64 {
-        lock.withLock { recorded }
-    }
-
-    /// Delivers queued changes to the handlers, in order. Called with no lock held.
-    func deliver(to subject: AnyObject) {
-        deliver(to: subject, heldFrom: nil, hold: nil)
-    }
-
-    /// Delivers the changes of a transition whose action (the body of an operation that starts,
-    /// the rest of a finish) waits on this thread for their handlers, which run inside `hold`.
-    /// The transition's changes begin with sequence number `firstChange`.
-    ///
-    /// Earlier changes still queued are not this thread's to deliver: whoever recorded them will
-    /// deliver them (every thread that records a change delivers afterwards), and with them this
-    /// transition's changes, on a thread that holds nothing up. So this returns at once, and the
-    /// action goes ahead before its handlers run, as when another thread is delivering already.
-    func deliver(to subject: AnyObject, heldFrom firstChange: UInt64, hold: @escaping (() -> Void) -> Void) {
-        deliver(to: subject, heldFrom: Optional(firstChange), hold: hold)
-    }
-
-    private func deliver(to subject: AnyObject, heldFrom firstChange: UInt64?, hold: ((() -> Void) -> Void)?) {
-        while true {
-            let batch: (records: [Record], entries: [Entry])? = lock.withLock {
-                if isDelivering || outbox.isEmpty { return nil }
-                if let firstChange, let oldest = outbox.first, oldest.sequence < firstChange { return nil }
-                isDelivering = true
-                return (outbox.removeAll(), entries)
-            }
-            guard let batch else { return }
-            for record in batch.records {
-                let call = {
-                    for entry in batch.entries where entry.property == record.property {
-                        if entry.options.contains(.prior), entry.isActive.load(ordering: .acquiring) {
-                            entry.handler(subject, record, true)
-                        }
-                        if entry.isActive.load(ordering: .acquiring) {
-                            entry.handler(subject, record, false)
-                        }
-                    }
-                }
-                if let hold {
-                    hold(call)
-                } else {
-                    call()
-                }
-            }
-            lock.withLock { isDelivering = false }
-        }
+        events.append(pending)
+        return pending
     }
 }

@@ -6,10 +6,17 @@ extension Op {
     ///
     /// The operation keeps its observers until it has told them ``OpObserver/didFinish(_:error:)``,
     /// and then lets them go (an observer may hold its operation without keeping it alive for
-    /// good). Adding one to a finished operation only attaches it.
+    /// good). Adding one to a finished operation only attaches it. It may be called from anywhere,
+    /// a callback of the same operation included (see
+    /// <doc:ObservingOperations#Delivery-rules>).
     public final func addObserver(_ observer: any OpObserver) {
-        let mailbox = transition { $0.ensureObservers() }
-        mailbox.add(observer, to: self)
+        // Registered inside a transition: it hears of the events queued from now on, and the
+        // transition publishes the operation's `observed` flag. The transition delivers
+        // `didAttach` once the lock is released.
+        transition { machine in
+            let keeps = !machine.isFinished
+            machine.ensureObservers().add(observer, keeps: keeps)
+        }
     }
 
     /// The operation whose body is running on the calling thread (or, in an ``AsyncOp``'s
@@ -58,18 +65,28 @@ extension Op {
 
     // MARK: Telling the observers
 
-    /// Tells the observers that the body is about to run (they return before it does).
+    /// Tells the observers that the body is about to run (they return before it does), if the
+    /// operation is still executing (an observer of its start may have finished it already).
     final func observersWillExecute() {
-        withState { $0.observers }?.post(.willExecute, from: self)
-    }
-
-    /// Tells the observers that the work is over, before the operation reads as finished.
-    final func observersWillFinish() {
-        let (observers, error) = withState { machine in
-            machine.endTimeout()   // the work is over: no timer touches the operation from now on
-            return (machine.observers, machine.error)
+        let held: (ObserverRegistry, ObserverRegistry.Pending)? = withState { machine in
+            guard machine.lifecycle == .executing, let observers = machine.observers else { return nil }
+            return (observers, observers.queuingHeld(.willExecute, of: self))
         }
-        observers?.post(.willFinish(error: error), from: self)
+        if let (observers, pending) = held {
+            observers.deliverHeld(pending, of: self)
+        }
     }
 
+    /// Tells the observers that the work is over, before the operation reads as finished (they
+    /// return before it does).
+    final func observersWillFinish() {
+        let held: (ObserverRegistry, ObserverRegistry.Pending)? = withState { machine in
+            machine.endTimeout()   // the work is over: no timer touches the operation from now on
+            guard machine.lifecycle == .executing, let observers = machine.observers else { return nil }
+            return (observers, observers.queuingHeld(.willFinish(error: machine.error), of: self))
+        }
+        if let (observers, pending) = held {
+            observers.deliverHeld(pending, of: self)
+        }
+    }
 }

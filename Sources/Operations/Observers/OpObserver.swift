@@ -5,16 +5,26 @@
 /// ones you need, or use ``BlockObserver`` with closures.
 ///
 /// For one operation, the callbacks come one at a time, in the order of the events, and never
-/// while a lock of the library is held (they may call anything on the operation or its queue).
-/// ``willExecute(_:)`` returns before the body starts, and ``willFinish(_:error:)`` before the
-/// operation reads as finished (for an operation that ran; one cancelled before it started reads
-/// as finished already, and gets ``didCancel(_:error:)``, ``willFinish(_:error:)`` and
-/// ``didFinish(_:error:)`` in that order). ``didCancel(_:error:)`` always comes before the
-/// finish that the cancellation causes.
+/// while a lock of the library is held. ``willExecute(_:)`` returns before the body starts, and
+/// ``willFinish(_:error:)`` before the operation reads as finished (for an operation that ran;
+/// one cancelled before it started reads as finished already, and gets ``didCancel(_:error:)``,
+/// ``willFinish(_:error:)`` and ``didFinish(_:error:)`` in that order). ``didCancel(_:error:)``
+/// always comes before the finish that the cancellation causes. An observer hears of the events
+/// after it was added, beginning with ``didAttach(to:)``.
 ///
-/// - Important: A callback must not block waiting for its own operation to finish (use
-///   ``didFinish(_:error:)`` instead): while it runs, the operation's next callback cannot be
-///   delivered, and the operation may need that callback to move on.
+/// Observers share one ordered outbox with the operation's property observations
+/// (``Op/observe(_:options:changeHandler:)``), under one set of rules: the
+/// "Delivery rules" section of <doc:ObservingOperations#Delivery-rules>. In short, a callback may
+/// do anything: read the operation, cancel it, finish an ``AsyncOp`` (``AsyncOp/finish()`` from
+/// ``didCancel(_:error:)`` delivers ``willFinish(_:error:)`` at once, nested in that callback),
+/// add dependencies, add observers and observations, and wait. A callback that waits with the
+/// library's waits steps aside while it waits, so a ``didCancel(_:error:)`` callback can wait
+/// for its operation to finish.
+///
+/// - Important: ``willExecute(_:)`` and ``willFinish(_:error:)`` hold their operation up: waiting
+///   there for the operation (or for something that needs it) could never return, and traps with
+///   an explanation. Blocking a callback any other way (a semaphore, a lock) holds up the
+///   operation's later callbacks.
 ///
 /// ```swift
 /// struct FailureLog: OpObserver {

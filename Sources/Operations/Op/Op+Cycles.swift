@@ -32,11 +32,11 @@ extension Op {
     /// cancelled (so its body never runs and its dependents go on), and finished at once if it is
     /// in no queue. Perform the action with ``performFail(_:)``, then deliver the changes (and the
     /// `didCancel` queued for the ``OpObserver``s).
-    final func markFailed(with error: any Error) -> (action: OpStateMachine.FailAction, registry: ObserverRegistry?, observers: ObserverMailbox?) {
+    final func markFailed(with error: any Error) -> (action: OpStateMachine.FailAction, registry: ObserverRegistry?, observers: ObserverRegistry?) {
         let ((action, observers), registry) = transitionDeferringDelivery { machine in
             let old = machine.error
             let action = machine.fail(with: error)
-            var observers: ObserverMailbox?
+            var observers: ObserverRegistry?
             if case .none = action {} else {
                 machine.record(.error, old: old as Any, new: machine.error as Any)
                 observers = machine.observers?.queuing(.didCancel(error: machine.error))

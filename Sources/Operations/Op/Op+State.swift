@@ -33,24 +33,23 @@ extension Op {
     }
 
     /// Runs a start or finish transition like ``transition(_:)``: its action (running the body,
-    /// finishing) can only follow the delivery, so while the observers of its changes run on this
-    /// thread, the operation is between two states and cannot move on. The thread context records
-    /// that for the wait-deadlock checks (see ``WaitDeadlocks``). If earlier changes are still
-    /// queued, their deliverer delivers these too, and the action goes ahead at once (see
-    /// ``ObserverRegistry/deliver(to:heldFrom:hold:)``).
+    /// finishing) follows the delivery of its changes on this thread, so while their observers run
+    /// here, the operation is between two states and cannot move on; the thread context records
+    /// that for the wait-deadlock checks (see ``WaitDeadlocks``). If another thread delivers, or
+    /// earlier changes are still queued, or this thread is inside a handler of the operation, the
+    /// changes are left to whoever delivers, and the action goes ahead at once (see
+    /// ``ObserverRegistry/deliverHolding(_:from:)``).
     @inline(__always)
     final func lifecycleTransition<Result>(_ body: (inout OpStateMachine) -> Result) -> Result {
         let stripe = LockTable.stripe(for: self)
         LockTable.lock(stripe)
         // Most operations have no extras, so no observers: one load tells.
         let registry = machine.extras == nil ? nil : machine.registry
-        let firstChange = registry?.recordCount
+        let firstChange = registry?.nextSequence
         let result = transitionLocked(body)
         LockTable.unlock(stripe)
         if let registry, let firstChange {
-            registry.deliver(to: self, heldFrom: firstChange) { handlers in
-                ThreadContext.withDelivery(of: self, handlers)
-            }
+            registry.deliverHolding(self, from: firstChange)
         }
         return result
     }

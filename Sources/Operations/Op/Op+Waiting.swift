@@ -10,10 +10,11 @@ extension Op {
     /// - Important: A wait that could never return traps with an explanation instead of freezing:
     ///   waiting from inside the operation itself, from an operation of a width-1 queue on an
     ///   operation waiting in the same queue, from an operation on an operation that depends on it,
-    ///   from an observer handler of the operation before it reads as finished (or of an
-    ///   operation it waits for), or from the main thread on an operation of ``OpQueue/main``.
-    ///   From an observer handler of the operation once it reads as finished, or from its own
-    ///   completion block, the wait returns at once.
+    ///   from an observer callback that holds the operation up before it reads as finished (or
+    ///   that holds up an operation it waits for: see <doc:ObservingOperations#Delivery-rules>),
+    ///   or from the main thread on an operation of ``OpQueue/main``. From such a callback once
+    ///   the operation reads as finished, or from its own completion block, the wait returns at
+    ///   once; any other callback steps aside while it waits.
     ///
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
     @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread")

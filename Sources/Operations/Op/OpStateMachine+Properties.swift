@@ -35,18 +35,6 @@ extension OpStateMachine {
         set { ensureExtras().qualityOfService = newValue }
     }
 
-    /// The operation's observers, if any ever registered.
-    var registry: ObserverRegistry? { extras?.registry }
-
-    /// The operation's observer registry, created on first use.
-    mutating func ensureRegistry() -> ObserverRegistry {
-        let extras = ensureExtras()
-        if let registry = extras.registry { return registry }
-        let created = ObserverRegistry()
-        extras.registry = created
-        return created
-    }
-
 
     /// Whether the operation may start: all dependencies finished, or it was cancelled
     /// (cancellation makes an operation ignore its dependencies so that it can finish soon).
@@ -75,8 +63,6 @@ extension OpStateMachine {
     /// The operation's exclusivity categories.
     var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
 
-    /// The observer mailbox, if an observer was ever added.
-    var observers: ObserverMailbox? { extras?.observers }
 
     /// The progress, if it was asked for.
     var existingProgress: OpProgress? { extras?.progress }
@@ -101,17 +87,6 @@ extension OpStateMachine {
     mutating func runEvenWhenCancelled() {
         runsWhenCancelled = true
     }
-
-    /// Marks the operation observed and returns its observer mailbox, created on first use.
-    mutating func ensureObservers() -> ObserverMailbox {
-        let extras = ensureExtras()
-        hasObservers = true
-        if let observers = extras.observers { return observers }
-        let created = ObserverMailbox()
-        extras.observers = created
-        return created
-    }
-
 
     // MARK: Properties
 

@@ -15,6 +15,7 @@ extension OpStateMachine {
         var qualityOfService: DispatchQoS.QoSClass = .default
         var threadPriority = 0.5
         #if OPERATIONS_INTERNAL_CHECKS
+        /// The observers of both kinds (property observations and ``OpObserver``s) and their outbox.
         var registry: ObserverRegistry?
         /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
         var dependencySet: Set<ObjectIdentifier>?
@@ -24,6 +25,7 @@ extension OpStateMachine {
         /// The conditions, in the order they were added.
         var conditions: [OpCondition] = []
         #else
+        /// The observers of both kinds (property observations and ``OpObserver``s) and their outbox.
         @exclusivity(unchecked) var registry: ObserverRegistry?
         /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
         @exclusivity(unchecked) var dependencySet: Set<ObjectIdentifier>?
@@ -42,8 +44,6 @@ extension OpStateMachine {
         var conditionDependencies: [Op] = []
         /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
         var exclusivityCategories: [String] = []
-        /// The ``OpObserver``s and the order of their callbacks.
-        var observers: ObserverMailbox?
         /// ``Op/timeout`` and the arming of its timer.
         var timing = TimeoutState()
         /// ``Op/progress``, once asked for.

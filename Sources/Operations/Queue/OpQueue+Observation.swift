@@ -13,8 +13,9 @@ extension KeyPathObservable where Self: OpQueue {
     /// }
     /// ```
     ///
-    /// Delivery follows the rules described in ``KeyPathObservable``: synchronously on the thread
-    /// that made the change, outside every lock, each change once and in order.
+    /// Delivery follows the "Delivery rules" of <doc:ObservingOperations#Delivery-rules>:
+    /// synchronously on the thread that made the change, outside every lock, each change made
+    /// after the observation was registered once and in order.
     ///
     /// - Parameters:
     ///   - keyPath: The property to observe.
@@ -37,14 +38,24 @@ extension KeyPathObservable where Self: OpQueue {
         guard let property = table.first(where: { $0.0 == erased })?.1 else {
             misuse("\(keyPath) is not observable on \(self). Observable properties: operations, operationCount, maxConcurrentOperationCount, isSuspended, name.")
         }
-        let entry = ObserverRegistry.Entry(property: property.rawValue, options: options) { subject, record, isPrior in
-            changeHandler(subject as! Self, ObservedChange(record: record, options: options, isPrior: isPrior))
-        }
-        let registry = self.registry
-        registry.add(entry)
+        var initial: (@Sendable (AnyObject) -> Void)?
         if options.contains(.initial) {
-            let value = self[keyPath: keyPath]
-            changeHandler(self, ObservedChange(oldValue: nil, newValue: options.contains(.new) ? value : nil))
+            let wantsValue = options.contains(.new)
+            // A key path is an immutable object: reading through it from the delivering thread is
+            // safe, though `KeyPath` is not declared Sendable.
+            nonisolated(unsafe) let keyPath = keyPath
+            initial = { subject in
+                let queue = unsafeDowncast(subject, to: Self.self)
+                let value: Value? = wantsValue ? queue[keyPath: keyPath] : nil
+                changeHandler(queue, ObservedChange(oldValue: nil, newValue: value))
+            }
+        }
+        let entry = ObserverRegistry.Entry(property: property.rawValue, options: options, initial: initial) { subject, record, isPrior in
+            changeHandler(unsafeDowncast(subject, to: Self.self), ObservedChange(record: record, options: options, isPrior: isPrior))
+        }
+        register(entry)
+        if options.contains(.initial) {
+            registry.deliver(to: self)
         }
         return ObservationToken(registry: registry, entry: entry)
     }
@@ -53,6 +64,12 @@ extension KeyPathObservable where Self: OpQueue {
 // MARK: - Observation storage
 
 extension OpQueue {
+    /// Registers an observation under the queue's lock, which every change of the queue holds as
+    /// it is recorded: the observation hears of exactly the changes recorded from now on.
+    final func register(_ entry: ObserverRegistry.Entry) {
+        withLock { registry.add(entry) }
+    }
+
     /// Reports that the queue started `operation` to ``events(bufferingPolicy:)`` subscribers.
     final func noteStarted(_ operation: Op) {
         guard registry.observes(QueueProperty.startedOperation.rawValue) else { return }
@@ -78,7 +95,7 @@ extension OpQueue {
                             oldValue: operationsBefore, newValue: machine.members.elements)
         } else {
             // Observers that asked for no values: the change without them.
-            registry.record(property: QueueProperty.operations.rawValue, oldValue: (), newValue: ())
+            registry.record(property: QueueProperty.operations.rawValue, oldValue: (), newValue: (), hasValues: false)
         }
         registry.record(property: QueueProperty.operationCount.rawValue, oldValue: countBefore, newValue: countAfter)
         return QueueChanges(recorded: true)

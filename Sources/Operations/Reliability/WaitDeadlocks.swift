@@ -27,13 +27,18 @@ import Darwin
 /// 5. A wait on the main thread, or on the main Dispatch queue, for an operation of
 ///    ``OpQueue/main`` (or for the main queue to empty): the main queue cannot run it while the
 ///    thread serving it waits.
-/// 6. A wait from an observer handler of a start or a finish: the operation cannot move on to its
-///    next state until the handler returns. Waiting for that operation returns at once if it
-///    reads as finished, and traps otherwise; waiting for an operation that waits for it, for an
-///    operation behind it in a width-1 queue, or for its queue, traps. An operation that finished
-///    and whose dependents' observers run on the thread holds its slot and its place in its queue
-///    the same way. Other changes (cancellation, readiness, priority, dependencies) are delivered
-///    once they have taken effect, and hold nothing up.
+/// 6. A wait from an observer callback that holds its operation up: a `willExecute` or
+///    `willFinish` callback (the operation waits for it), or a callback that the thread delivers
+///    before it moves the operation on (the changes of a start or a finish it performs; see
+///    ``ObserverRegistry/deliverHolding(_:from:)``): the operation cannot move on to its next
+///    state until the callback returns. Waiting for that operation returns at once if it reads as
+///    finished, and traps otherwise; waiting for an operation that waits for it, for an operation
+///    behind it in a width-1 queue, or for its queue, traps. An operation that finished and whose
+///    dependents' observers run on the thread holds its slot and its place in its queue the same
+///    way. Any other callback holds nothing up while it waits: it steps aside (see
+///    ``ObserverRegistry/stepAsideForBlockingWait()``), so that the events it would otherwise
+///    hold back, its operation's `willExecute` and `willFinish` among them, are delivered
+///    without it.
 ///
 /// `addOperations(_:waitUntilFinished: true)` waits for each operation, so these cover it.
 /// An operation's own completion block waiting for the operation returns at once: it is finished.
@@ -58,7 +63,9 @@ enum WaitDeadlocks {
 
         /// How an operation is held between two states.
         enum Kind {
-            /// The observers of its start or finish run here: it cannot move on until they return.
+            /// Observer callbacks that it waits for run here (its `willExecute` or `willFinish`,
+            /// or the changes of a start or finish that this thread then performs): it cannot
+            /// move on until they return.
             case changing
             /// It finished, and the observers of its dependents run here: it keeps its slot and its
             /// place in its queue until they return (its dependents were told already).
@@ -122,12 +129,17 @@ enum WaitDeadlocks {
     /// Checks a blocking wait for `target` from the calling thread: traps if it could never
     /// return; returns `true` if it should return at once (what it waits for is held up by this
     /// very thread but already reads as finished).
+    ///
+    /// A wait that goes on makes the observer handlers running on the thread step aside (see
+    /// ``ObserverRegistry/stepAsideForBlockingWait()``): they hold nothing up while it blocks.
     static func checkWait(for target: Op) -> Bool {
         let holds = Holds.current
         if isOnMainQueueOrThread, target.withState({ $0.queue === OpQueue.main && !$0.isFinished }) {
             misuse("waitUntilFinished() was called on \(target), an operation of OpQueue.main, from the main thread (or the main Dispatch queue), which is what runs it: it can never start while the main thread waits. Wait from another thread, or use a completion block or a dependent operation.\(QueueDump.appendix(for: [target]))")
         }
-        return check(waitFor: target, holds: holds)
+        if check(waitFor: target, holds: holds) { return true }
+        ObserverRegistry.stepAsideForBlockingWait()
+        return false
     }
 
     /// The checks of a wait for `target` (sync or `async`) against what the caller holds up.
@@ -162,13 +174,16 @@ enum WaitDeadlocks {
 
     // MARK: Waiting for a queue
 
-    /// Traps if waiting for `queue` to empty from the calling thread can never return.
+    /// Traps if waiting for `queue` to empty from the calling thread can never return; otherwise
+    /// the observer handlers running on the thread step aside for the wait (see
+    /// ``checkWait(for:)``).
     static func checkWaitForAll(in queue: OpQueue) {
         let holds = Holds.current
         if queue === OpQueue.main, isOnMainQueueOrThread, queue.operationCount > 0 {
             misuse("waitUntilAllOperationsAreFinished() was called on OpQueue.main from the main thread (or the main Dispatch queue), which is what runs its operations: they can never run while it waits. Wait from another thread, or add a barrier block for the work that must follow.\(QueueDump.appendix(of: queue))")
         }
         check(waitForAllIn: queue, holds: holds)
+        ObserverRegistry.stepAsideForBlockingWait()
     }
 
     /// The checks of a wait for `queue` to empty (sync or `async`) against what the caller
