@@ -12,7 +12,7 @@ struct DependentList {
     private var listed: Set<UInt64>?
 
     /// From this many links on, removal goes through ``listed``.
-    static let indexThreshold = 16
+    static let indexThreshold = NarrowedCounters.dependentListIndexThreshold
 
     init() {}
 
