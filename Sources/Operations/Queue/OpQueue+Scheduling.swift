@@ -29,6 +29,7 @@ extension OpQueue {
         var misuse = OpStateMachine.Misuse.enqueueWhileEnqueued
         var barriers = 0
         var gated: [Op] = []
+        var discarded: [ReadyLists.Entry] = []
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
@@ -56,8 +57,10 @@ extension OpQueue {
                 }
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
+            discarded = machine.takeDiscarded()
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
+        withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
         if barriers > 0 { DependencyCycles.pendingBarriers.add(barriers, ordering: .relaxed) }
         if let refused {
             refused.trap(misuse)
@@ -98,10 +101,12 @@ extension OpQueue {
     /// Puts a member that became ready on the ready list.
     final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
         let callerWillPoll = ThreadContext.isPolling(self)
-        let request = withLock {
-            machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
-                         priority: schedule.priority, callerWillPoll: callerWillPoll)
+        let (request, discarded) = withLock {
+            (machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
+                          priority: schedule.priority, callerWillPoll: callerWillPoll),
+             machine.takeDiscarded())
         }
+        withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
         if request { startDrainer() }
     }
 
