@@ -1,6 +1,9 @@
 /// A growable first-in, first-out buffer with amortised O(1) `append` and `popFirst`.
 ///
-/// A small stand-in for `Deque` that keeps the library free of dependencies.
+/// A small stand-in for `Deque` that keeps the library free of dependencies. Its storage doubles
+/// when full and halves when a quarter full (down to ``NarrowedCounters/ringBufferMinimumCapacity``),
+/// so a buffer that was once long (a burst of ready operations, of jobs) does not keep that
+/// memory for good: its capacity follows what it holds now.
 struct RingBuffer<Element> {
     private var storage: [Element?] = []
     private var head = 0
@@ -23,7 +26,7 @@ struct RingBuffer<Element> {
     }
 
     /// Removes and returns the element at the front, or `nil` when empty.
-    /// - Complexity: O(1).
+    /// - Complexity: Amortised O(1).
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head].take()
@@ -31,8 +34,14 @@ struct RingBuffer<Element> {
         if head == storage.count { head = 0 }
         count -= 1
         if count == 0 { head = 0 }
+        if count <= storage.count / 4 && storage.count > NarrowedCounters.ringBufferMinimumCapacity {
+            shrink()
+        }
         return element
     }
+
+    /// The number of elements the buffer has room for without growing.
+    var capacity: Int { storage.count }
 
     /// The element at the front, or `nil` when empty.
     var first: Element? {
@@ -59,11 +68,21 @@ struct RingBuffer<Element> {
         return result
     }
 
-    /// Doubles the capacity, moving the elements (front first) to the start of the new storage
-    /// with two block moves: no element is copied, retained or released.
+    /// Doubles the capacity.
     private mutating func grow() {
+        resize(to: Swift.max(NarrowedCounters.ringBufferMinimumCapacity, storage.count * 2))
+    }
+
+    /// Halves the capacity (the buffer is at most a quarter full).
+    @inline(never)
+    private mutating func shrink() {
+        resize(to: Swift.max(NarrowedCounters.ringBufferMinimumCapacity, storage.count / 2))
+    }
+
+    /// Moves the elements (front first) to the start of new storage of `newCapacity` slots
+    /// (at least `count`) with two block moves: no element is copied, retained or released.
+    private mutating func resize(to newCapacity: Int) {
         let oldCapacity = storage.count
-        let newCapacity = Swift.max(8, oldCapacity * 2)
         let (count, head) = (self.count, self.head)
         let firstPart = Swift.min(count, oldCapacity - head)
         let secondPart = count - firstPart

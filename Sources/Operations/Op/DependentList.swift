@@ -31,7 +31,7 @@ struct DependentList {
     }
 
     /// From this many links on, the list is long (see the type's discussion).
-    static let indexThreshold = 16
+    static let indexThreshold = NarrowedCounters.dependentListIndexThreshold
 
     init() {}
 

@@ -19,7 +19,9 @@ extension Op {
         /// Whether the queue holds a live (not stale) ready-list entry for the operation.
         var hasLiveReadyEntry = false
 
-        /// The operation's position in its queue's ``MemberList``; -1 outside a queue.
+        /// The operation's position in its queue's ``MemberList``; -1 outside a queue. Below twice
+        /// the number of members (plus ``NarrowedCounters/memberListSlack``), at any age of the
+        /// queue: the list renumbers its members as it compacts.
         var slot: Int {
             get { Int(storedSlot) }
             set { storedSlot = Int32(newValue) }
@@ -29,14 +31,42 @@ extension Op {
     /// Tells a ready-list entry of an operation from its newer ones: it changes each time the
     /// operation is scheduled anew (a new priority while it waits), and wraps.
     ///
-    /// Sixteen bits: entries are compared with ``isNewer(_:than:)``, which holds while fewer than
-    /// 32,768 schedulings of one operation are in flight at once, and a live entry is told from a
-    /// stale one by equality, which at worst (after 65,536 priority changes of one waiting
-    /// operation) starts the operation from an older place in its ready list.
+    /// Sixteen bits (``NarrowedCounters/ticketBits``: three in the checked build), because a
+    /// pending operation is kept small. Wrapping is harmless by construction:
+    /// - Entries are ordered with ``isNewer(_:than:)`` (serial-number arithmetic), which holds
+    ///   while fewer than half the range of pushes of one operation are on their way to its queue
+    ///   at once (each is made by a thread that changed the priority; 32,768 such threads, or
+    ///   four in the checked build).
+    /// - A live entry is told from a stale one by equality, so no stale entry may live long
+    ///   enough to carry the live ticket again: each time an operation's live ticket enters the
+    ///   other half of the range, its queue drops every older entry of it (see
+    ///   ``OpQueueStateMachine/push(_:priority:callerWillPoll:)``). The tickets of an operation's
+    ///   entries then span less than half the range, and are all different.
     typealias Ticket = UInt16
 
-    /// Whether `ticket` was handed out after `other`.
+    /// The tickets in use: the low ``NarrowedCounters/ticketBits`` bits.
+    @inline(__always)
+    static var ticketMask: Ticket {
+        Ticket(truncatingIfNeeded: (1 << NarrowedCounters.ticketBits) - 1)
+    }
+
+    /// The top bit of the tickets in use: it flips each time a ticket enters the other half of
+    /// the range.
+    @inline(__always)
+    static var ticketHalfBit: Ticket {
+        Ticket(truncatingIfNeeded: 1 << (NarrowedCounters.ticketBits - 1))
+    }
+
+    /// The ticket handed out after `ticket`, wrapping.
+    @inline(__always)
+    static func nextTicket(after ticket: Ticket) -> Ticket {
+        (ticket &+ 1) & ticketMask
+    }
+
+    /// Whether `ticket` was handed out after `other` (less than half the range after it).
+    @inline(__always)
     static func isNewer(_ ticket: Ticket, than other: Ticket) -> Bool {
-        Int16(bitPattern: ticket &- other) > 0
+        let distance = (ticket &- other) & ticketMask
+        return distance != 0 && distance < ticketHalfBit
     }
 }

@@ -5,6 +5,11 @@ extension Op {
     /// Priority never overrides dependencies: a ready low-priority operation starts before a
     /// high-priority one that is still waiting for its dependencies. It orders operations of one
     /// queue only.
+    ///
+    /// Among ready operations of equal priority, the queue starts first the one that has waited
+    /// longest at that priority: an operation whose priority changes while it waits goes behind
+    /// the others of its new level. This holds however often priorities change and however long
+    /// the queue lives.
     public enum QueuePriority: Int, Sendable, Hashable, CaseIterable, Comparable {
         /// The lowest priority.
         case veryLow = -8

@@ -50,7 +50,7 @@ extension OpStateMachine {
 
 
     /// From this many dependencies on, a set answers "is it already a dependency?".
-    static let dependencySetThreshold = 16
+    static let dependencySetThreshold = NarrowedCounters.dependencySetThreshold
 
     /// Whether `operation` is one of the dependencies.
     func lists(_ operation: Op) -> Bool {
@@ -89,7 +89,7 @@ extension OpStateMachine {
         }
         // The links are used directly: this is the hot path of building a graph.
         let links = ensureLinks()
-        links.dependencyVersion &+= 1
+        links.dependencyVersion = NarrowedCounters.nextDependencyVersion(after: links.dependencyVersion)
         hasHadDependencies = true
         if isNewer { links.hasNewerDependency = true }
         let isWeak = lifecycle == .finished && (holdsWeakly || links.weakensEveryDependency)
@@ -140,7 +140,7 @@ extension OpStateMachine {
 
     /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
     mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
-        dependencyVersion &+= 1
+        dependencyVersion = NarrowedCounters.nextDependencyVersion(after: dependencyVersion)
         if let settled = extras?.settledDependencies {
             guard let index = settled.firstIndex(where: { $0.names(dependency) }) else { return (false, .none) }
             extras!.settledDependencies!.remove(at: index)

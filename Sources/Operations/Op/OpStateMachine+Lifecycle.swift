@@ -53,12 +53,13 @@ extension OpStateMachine {
 
     // MARK: Priority
 
-    /// Changes the priority; an operation already on a ready list is moved to the new one.
+    /// Changes the priority; an operation already on a ready list is moved to the new one: it
+    /// gets the next ticket (wrapping; see ``Op/Ticket``), which makes its older entries stale.
     mutating func setPriority(_ newPriority: Op.QueuePriority) -> ReadinessAction {
         guard newPriority != priority else { return .none }
         priority = newPriority
         guard isScheduled, let queue else { return .none }
-        ticket &+= 1
+        ticket = Op.nextTicket(after: ticket)
         return .schedule(queue, Schedule(priority: priority, ticket: ticket))
     }
 
@@ -100,7 +101,9 @@ extension OpStateMachine {
         }
     }
 
-    /// A start by the operation's queue, from a ready-list entry carrying `ticket`.
+    /// A start by the operation's queue, from a ready-list entry carrying `ticket`. Tickets are
+    /// compared for equality: the queue hands out only the entry it holds for live, and no stale
+    /// entry of the operation can carry the current ticket (see ``Op/Ticket``).
     mutating func startFromQueue(ticket entryTicket: Op.Ticket) -> StartAction {
         guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
         isScheduled = false

@@ -1,8 +1,11 @@
 /// The operations in a queue, in the order they were added, with O(1) insertion and removal.
 ///
-/// Each operation remembers its slot (`Op.QueueMembership.slot`); removal empties the slot, and the list
-/// is compacted (renumbering the slots) once more than half of it is empty, so removal is
-/// amortised O(1) and the list never holds much more than the live operations.
+/// Each operation remembers its slot (`Op.QueueMembership.slot`); removal empties the slot. The
+/// vacant slots (the removed members at the front, which a first-in, first-out queue leaves, and
+/// the holes elsewhere) are cut out, and the members renumbered, once they outnumber the members
+/// (and ``NarrowedCounters/memberListSlack``). So removal is amortised O(1), and at any age, in a
+/// queue that is never empty too, the list holds fewer than twice as many slots as members (plus
+/// the slack), and every slot number is below that.
 struct MemberList {
     private var slots: [Op?] = []
     /// The first slot that may hold an operation; everything before it is empty.
@@ -13,8 +16,18 @@ struct MemberList {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The number of slots, vacant ones included: what a slot number stays below.
+    var slotCount: Int { slots.count }
+
+    /// The number of slots the list has room for without growing.
+    var capacity: Int { slots.capacity }
+
     /// Appends `operation` and records its slot in it. Call with the queue's lock held.
     mutating func append(_ operation: Op) {
+        if slots.count >= Int(Int32.max) {
+            // Slots are below twice the member count: this takes a billion operations at once.
+            preconditionFailure("A queue cannot hold more than \(Int32.max / 2) operations at once (adding \(operation))")
+        }
         operation.membership.slot = slots.count
         slots.append(operation)
         count += 1
@@ -30,11 +43,12 @@ struct MemberList {
         operation.membership.slot = -1
         count -= 1
         if count == 0 {
-            slots.removeAll(keepingCapacity: slots.count <= 1024)
+            slots.removeAll(keepingCapacity: slots.capacity <= 1024)
             start = 0
         } else {
             while slots[start] == nil { start += 1 }
-            if slots.count > 64 && count * 2 < slots.count - start {
+            while slots[slots.count - 1] == nil { slots.removeLast() }
+            if slots.count - count > Swift.max(count, NarrowedCounters.memberListSlack) {
                 compact()
             }
         }
@@ -51,11 +65,13 @@ struct MemberList {
         return result
     }
 
+    /// Moves the members to a new array of about twice their number, renumbering them.
     private mutating func compact() {
         var compacted: [Op?] = []
-        compacted.reserveCapacity(count * 2)
-        for slot in slots[start...] {
-            if let operation = slot {
+        compacted.reserveCapacity(Swift.max(count * 2, NarrowedCounters.memberListSlack))
+        for index in start..<slots.count {
+            // Moved out, not copied: no reference is retained or released.
+            if let operation = slots[index].take() {
                 operation.membership.slot = compacted.count
                 compacted.append(operation)
             }

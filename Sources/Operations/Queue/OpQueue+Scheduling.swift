@@ -42,6 +42,7 @@ extension OpQueue {
         var misuse = OpStateMachine.Misuse.enqueueWhileEnqueued
         var barriers = 0
         var gated: [Op] = []
+        var discarded: [ReadyLists.Entry] = []
         let changes: QueueChanges = withLock {
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
@@ -69,8 +70,10 @@ extension OpQueue {
                 }
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
+            discarded = machine.takeDiscarded()
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
+        withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
         if barriers > 0 { DependencyCycles.pendingBarriers.add(barriers, ordering: .relaxed) }
         if let refused {
             refused.trap(misuse)
@@ -110,10 +113,12 @@ extension OpQueue {
     /// Puts a member that became ready on the ready list.
     final func schedule(_ operation: Op, _ schedule: OpStateMachine.Schedule) {
         let callerWillPoll = ThreadContext.isPolling(self)
-        let request = withLock {
-            machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
-                         priority: schedule.priority, callerWillPoll: callerWillPoll)
+        let (request, discarded) = withLock {
+            (machine.push(ReadyLists.Entry(operation: operation, ticket: schedule.ticket),
+                          priority: schedule.priority, callerWillPoll: callerWillPoll),
+             machine.takeDiscarded())
         }
+        withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
         if request { startDrainer() }
     }
 
@@ -150,14 +155,17 @@ extension OpQueue {
     private static func push(_ items: ArraySlice<(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)>,
                              to queue: OpQueue) {
         let callerWillPoll = ThreadContext.isPolling(queue)
-        let request = queue.withLock {
+        let (request, discarded) = queue.withLock {
             var request = false
             for item in items {
                 let entry = ReadyLists.Entry(operation: item.operation, ticket: item.schedule.ticket)
                 request = queue.machine.push(entry, priority: item.schedule.priority, callerWillPoll: callerWillPoll) || request
             }
-            return request
+            // Stale entries a push dropped are released after unlocking: one may hold the last
+            // reference to a finished operation.
+            return (request, queue.machine.takeDiscarded())
         }
+        withExtendedLifetime(discarded) {}
         if request { queue.startDrainer() }
     }
 

@@ -20,6 +20,9 @@ import Synchronization
 /// threads when operations block, so a queue of width N really runs N operations at once.
 ///
 /// A queue with work keeps itself alive; a queue with no work and no references is released.
+/// Its bookkeeping takes memory in proportion to the operations it holds now, however many went
+/// through it and however often their priorities changed: a queue that is never empty (a
+/// server's) can run for as long as the process does.
 ///
 /// Queues are `Equatable` and `Hashable` by identity, as `NSObject`s are.
 open class OpQueue: @unchecked Sendable, CustomStringConvertible {

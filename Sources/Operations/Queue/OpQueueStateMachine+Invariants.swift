@@ -15,14 +15,24 @@ extension OpQueueStateMachine {
         precondition(held.keys.allSatisfy { $0 > completedBarriers }, "Internal inconsistency: held operations of a current epoch")
         precondition(staleEntries >= 0 && staleEntries <= readyCount,
                      "Internal inconsistency: \(staleEntries) stale of \(readyCount) ready entries")
+        // At any age, memory follows what the queue holds now.
+        precondition(staleEntries * 2 <= readyCount + 1,
+                     "Internal inconsistency: \(staleEntries) stale of \(readyCount) ready entries were not compacted")
+        for (epoch, list) in held {
+            precondition(list.count <= 2 * epochCounts[epoch - completedBarriers] + NarrowedCounters.heldListSlack + 1,
+                         "Internal inconsistency: \(list.count) held entries for \(epochCounts[epoch - completedBarriers]) members of epoch \(epoch)")
+        }
+        precondition(readyBarriers.count <= pendingBarriers, "Internal inconsistency: \(readyBarriers.count) ready barriers for \(pendingBarriers) pending")
         members.checkInvariants()
     }
 }
 
 extension MemberList {
-    /// Traps if a member does not know its slot.
+    /// Traps if a member does not know its slot, or if vacant slots were not compacted.
     func checkInvariants() {
         precondition(elements.count == count, "Internal inconsistency: \(elements.count) members, count \(count)")
+        precondition(slotCount - count <= Swift.max(count, NarrowedCounters.memberListSlack),
+                     "Internal inconsistency: \(slotCount) slots for \(count) members")
     }
 }
 #endif

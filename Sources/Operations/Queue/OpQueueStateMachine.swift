@@ -20,6 +20,13 @@
 /// An operation may start only when every earlier barrier has finished; a barrier may start only
 /// when every operation of its epoch has left the queue. Operations that become ready too early
 /// wait in `held`, per epoch, and move to the ready lists when the barrier before them finishes.
+///
+/// **At any age.** Memory follows what the queue holds now, not what it ever held: the member
+/// list compacts as members leave (see ``MemberList``), stale ready-list and held entries are
+/// dropped once they outnumber the live ones (as they are pushed, so a suspended queue whose
+/// priorities keep changing does not grow either), the ring buffers and epoch counts shrink, and
+/// no count of the operations ever added is kept in a narrow integer (see ``NarrowedCounters``).
+/// The scheduler's sizes are in ``footprint``.
 struct OpQueueStateMachine {
     typealias Entry = ReadyLists.Entry
 
@@ -60,7 +67,7 @@ struct OpQueueStateMachine {
     private(set) var runningCount = 0
     private(set) var pendingDrainers = 0
     private(set) var members = MemberList()
-    private var ready = ReadyLists()
+    private(set) var ready = ReadyLists()
 
     /// Entries on the ready lists, live and stale.
     var readyCount: Int { ready.count }
@@ -119,10 +126,12 @@ struct OpQueueStateMachine {
             precondition(operation.membership.epoch == completedBarriers && epochCounts[0] == 0,
                          "Internal inconsistency: barrier of epoch \(operation.membership.epoch) left early")
             readyBarriers[operation.membership.epoch] = nil
+            if readyBarriers.isEmpty { readyBarriers = [:] }   // gives back the storage of a burst
             completedBarriers += 1
             action.barrierLeft = true
             epochCounts.removeFirst()
             if let released = held.removeValue(forKey: completedBarriers) {
+                if held.isEmpty { held = [:] }
                 for item in released {
                     ready.push(item.entry, priority: item.priority)
                     if !Self.isLive(item.entry) { staleEntries += 1 }
@@ -143,6 +152,12 @@ struct OpQueueStateMachine {
     // MARK: Readiness
 
     /// A member became ready (or got a new priority): put it where it can be started.
+    ///
+    /// The entry with the newest ticket is the operation's live one; the others are stale, and
+    /// are dropped as they pile up. Tickets wrap (see ``Op/Ticket``): when the live ticket enters
+    /// the other half of the range, every older entry of the operation is dropped at once (O(entries),
+    /// once per half range of priority changes of one operation), so that no stale entry lives to
+    /// carry the live ticket again. Stale entries dropped here wait in ``discarded``.
     mutating func push(_ entry: Entry, priority: Op.QueuePriority, callerWillPoll: Bool) -> Bool {
         progressGeneration &+= 1
         let operation = entry.operation
@@ -160,21 +175,28 @@ struct OpQueueStateMachine {
         } else {
             // Track which entry is the operation's live one (the newest ticket); when there are
             // two, the other is stale. Pushes may arrive out of ticket order.
-            let isHeld = operation.membership.epoch > completedBarriers
+            let epoch = operation.membership.epoch
+            let isHeld = epoch > completedBarriers
+            var isNewest = true
             if operation.membership.hasLiveReadyEntry {
                 // Entries in `held` are counted when their epoch moves them to the ready lists.
                 if !isHeld { staleEntries += 1 }
-                if Op.isNewer(entry.ticket, than: operation.membership.readyTicket) {
-                    operation.membership.readyTicket = entry.ticket
-                }
-            } else {
+                isNewest = Op.isNewer(entry.ticket, than: operation.membership.readyTicket)
+            }
+            if isNewest {
+                let crossesHalf = (entry.ticket ^ operation.membership.readyTicket) & Op.ticketHalfBit != 0
                 operation.membership.readyTicket = entry.ticket
                 operation.membership.hasLiveReadyEntry = true
+                if crossesHalf {
+                    dropEntries(of: operation, heldIn: isHeld ? epoch : nil)
+                }
             }
             if isHeld {
-                held[operation.membership.epoch, default: []].append((entry, priority))
+                held[epoch, default: []].append((entry, priority))
+                compactHeldIfNeeded(epoch: epoch)
             } else {
                 ready.push(entry, priority: priority)
+                compactIfNeeded()
             }
         }
         return requestDrainerIfNeeded(callerWillPoll: callerWillPoll)
@@ -206,12 +228,44 @@ struct OpQueueStateMachine {
     }
 
     /// Drops stale entries when they outnumber the live ones (or when nothing else is left), so
-    /// that they neither pile up nor keep finished operations alive.
+    /// that they neither pile up nor keep finished operations alive. Amortised O(1): a compaction
+    /// of n entries follows at least n/2 stale ones.
     private mutating func compactIfNeeded() {
         guard staleEntries > 0, staleEntries * 2 > ready.count || ready.count == staleEntries else { return }
-        let dropped = ready.compact(keeping: Self.isLive)
-        staleEntries -= dropped.count
-        discarded.append(contentsOf: dropped)
+        let before = discarded.count
+        ready.compact(into: &discarded, keeping: Self.isLive)
+        staleEntries -= discarded.count - before
+    }
+
+    /// Drops the stale entries of a held list once it holds more than twice as many entries as
+    /// its epoch has members (each member has at most one live entry). Amortised O(1).
+    private mutating func compactHeldIfNeeded(epoch: Int) {
+        guard let list = held[epoch],
+              list.count > 2 * epochCounts[epoch - completedBarriers] + NarrowedCounters.heldListSlack else { return }
+        held[epoch] = list.filter { item in
+            if Self.isLive(item.entry) { return true }
+            discarded.append(item.entry)
+            return false
+        }
+    }
+
+    /// Drops every entry of `operation` from the ready lists, or from the held list of `epoch`:
+    /// its live ticket entered the other half of the range, and the entries there are older.
+    private mutating func dropEntries(of operation: Op, heldIn epoch: Int?) {
+        if let epoch {
+            guard let list = held[epoch] else { return }
+            held[epoch] = list.filter { item in
+                if item.entry.operation !== operation { return true }
+                discarded.append(item.entry)
+                return false
+            }
+        } else {
+            // Every entry of the operation in the ready lists is stale now (the new one is not
+            // pushed yet), and counted so.
+            let before = discarded.count
+            ready.compact(into: &discarded) { $0.operation !== operation }
+            staleEntries -= discarded.count - before
+        }
     }
 
     private var canStartMore: Bool {

@@ -25,18 +25,23 @@ struct ReadyLists {
         count += 1
     }
 
-    /// Keeps only the entries for which `isLive` is true, in order; returns the others.
-    mutating func compact(keeping isLive: (Entry) -> Bool) -> [Entry] {
-        var dropped: [Entry] = []
-        for index in lists.indices {
+    /// Keeps only the entries for which `isKept` is true, in order; appends the others to
+    /// `dropped`, for the caller to release after unlocking. O(count).
+    mutating func compact(into dropped: inout [Entry], keeping isKept: (Entry) -> Bool) {
+        let before = dropped.count
+        for index in lists.indices where !lists[index].isEmpty {
             var kept = RingBuffer<Entry>()
             for entry in lists[index].removeAll() {
-                if isLive(entry) { kept.append(entry) } else { dropped.append(entry) }
+                if isKept(entry) { kept.append(entry) } else { dropped.append(entry) }
             }
             lists[index] = kept
         }
-        count -= dropped.count
-        return dropped
+        count -= dropped.count - before
+    }
+
+    /// The number of entries the lists have room for without growing.
+    var capacity: Int {
+        lists.reduce(0) { $0 + $1.capacity }
     }
 
     mutating func pop() -> Entry? {
