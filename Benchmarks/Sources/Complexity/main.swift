@@ -12,6 +12,8 @@ import Foundation
 //     swift run -c release complexity --repeat 9         runs of each size per measurement (5)
 //     swift run -c release complexity --skip figure      all but the rows whose name contains a word
 //     swift run -c release complexity --list             the rows' names
+//     swift run -c release complexity --soak 20000000    the soak of a never-empty queue: that many
+//                                                        operations through it, heap flat (Soak.swift)
 //
 // Each measurement runs in a child process (`complexity --child ...`): a row whose workload
 // traps or hangs fails alone, and every row starts with a fresh heap.
@@ -35,6 +37,14 @@ if arguments.first == "--child" {
         exit(2)
     }
     exit(0)
+}
+
+if arguments.first == "--soak" {
+    guard arguments.count == 2, let operations = Int(arguments[1]), operations >= 1_000 else {
+        print("usage: complexity --soak OPERATIONS (at least 1000)")
+        exit(2)
+    }
+    exit(Soak.run(operations: operations) ? 0 : 1)
 }
 
 var checks = Checks()

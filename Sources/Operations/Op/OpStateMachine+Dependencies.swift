@@ -5,9 +5,9 @@ extension OpStateMachine {
     // MARK: Links
 
     /// The dependencies, held strongly, in the order they were added (until they are settled).
-    var dependencyList: SmallList<Op> {
+    var dependencyList: DependencyList {
         _read {
-            if let links { yield links.dependencies } else { yield SmallList() }
+            if let links { yield links.dependencies } else { yield DependencyList() }
         }
         set { if links != nil || !newValue.isEmpty { ensureLinks().dependencies = newValue } }
         _modify { yield &ensureLinks().dependencies }
@@ -49,22 +49,16 @@ extension OpStateMachine {
     }
 
 
-    /// From this many dependencies on, a set answers "is it already a dependency?".
-    static let dependencySetThreshold = NarrowedCounters.dependencySetThreshold
+    /// From this many dependencies on, the list indexes them by identity (see ``DependencyList``).
+    static var dependencySetThreshold: Int { DependencyList.indexThreshold }
 
     /// Whether `operation` is one of the dependencies.
     func lists(_ operation: Op) -> Bool {
-        if let extras {
-            // A set while there are many (never together with the settled list).
-            if let set = extras.dependencySet {
-                return set.contains(ObjectIdentifier(operation))
-            }
-            if let settled = extras.settledDependencies {
-                return settled.contains { $0.names(operation) }
-            }
+        if let settled = extras?.settledDependencies {
+            return settled.contains { $0.names(operation) }
         }
         guard let links else { return false }
-        return links.dependencies.contains { $0 === operation }
+        return links.dependencies.contains(operation)
     }
 
     // MARK: Dependencies
@@ -102,11 +96,6 @@ extension OpStateMachine {
             return .added(counted: false)
         }
         links.dependencies.append(dependency)
-        if let extras, extras.dependencySet != nil {
-            extras.dependencySet!.insert(ObjectIdentifier(dependency))
-        } else if links.dependencies.count >= Self.dependencySetThreshold {
-            ensureExtras().dependencySet = Set(links.dependencies.lazy.map(ObjectIdentifier.init))
-        }
         let counts = dependencyIsUnfinished && lifecycle == .pending
         if counts {
             links.unfinishedDependencyCount += 1
@@ -146,10 +135,10 @@ extension OpStateMachine {
             extras!.settledDependencies!.remove(at: index)
             return (true, .none)
         }
-        guard lists(dependency), dependencyList.removeFirst(where: { $0 === dependency }) != nil else {
+        // The caller holds `dependency`: removing it here does not release it.
+        guard dependencyList.remove(dependency) != nil else {
             return (false, .none)
         }
-        extras?.dependencySet?.remove(ObjectIdentifier(dependency))
         if wasCounted {
             unfinishedDependencyCount -= 1
             return (true, scheduleIfReady())
@@ -198,18 +187,15 @@ extension OpStateMachine {
         guard extras?.settledDependencies == nil else { return }
         let extras = ensureExtras()
         extras.settledDependencies = dependencyList.map { .strong($0) }
-        extras.dependencySet = nil
-        dependencyList = SmallList()
+        dependencyList = DependencyList()
     }
 
     /// Empties the dependency list, returning the operations it held strongly: used when the
     /// operation is deallocated, to release long chains without deep recursion.
     mutating func takeDependencies() -> SmallList<Op> {
-        var taken = dependencyList
-        dependencyList = SmallList()
+        var taken = links?.dependencies.takeAll() ?? SmallList()
         unfinishedDependencyCount = 0
         if let extras {
-            extras.dependencySet = nil
             if let settled = extras.settledDependencies {
                 for case .strong(let dependency) in settled {
                     taken.append(dependency)

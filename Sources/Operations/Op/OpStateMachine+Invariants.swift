@@ -3,6 +3,7 @@ extension OpStateMachine {
     /// Traps if the state breaks one of the machine's invariants. Compiled only with
     /// `-D OPERATIONS_INTERNAL_CHECKS`; the storage calls it after every transition.
     func checkInvariants() {
+        links?.dependencies.checkInvariants()
         // The count may exceed the listed dependencies for a moment: a dependency that finished and
         // was removed before it told this operation still counts until it does.
         precondition(unfinishedDependencyCount >= 0,

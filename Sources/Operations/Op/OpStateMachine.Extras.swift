@@ -17,8 +17,6 @@ extension OpStateMachine {
         #if OPERATIONS_INTERNAL_CHECKS
         /// The observers of both kinds (property observations and ``OpObserver``s) and their outbox.
         var registry: ObserverRegistry?
-        /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
-        var dependencySet: Set<ObjectIdentifier>?
         /// The dependencies of a finished operation of which some are held weakly, replacing
         /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
         var settledDependencies: [SettledDependency]?
@@ -27,8 +25,6 @@ extension OpStateMachine {
         #else
         /// The observers of both kinds (property observations and ``OpObserver``s) and their outbox.
         @exclusivity(unchecked) var registry: ObserverRegistry?
-        /// The dependencies as a set, kept once there are many, so that adding one stays O(1).
-        @exclusivity(unchecked) var dependencySet: Set<ObjectIdentifier>?
         /// The dependencies of a finished operation of which some are held weakly, replacing
         /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
         @exclusivity(unchecked) var settledDependencies: [SettledDependency]?

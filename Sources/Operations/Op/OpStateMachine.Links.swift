@@ -5,14 +5,14 @@ extension OpStateMachine {
         // lock held. Unchecked exclusivity on the hot path (the lock serializes every access),
         // checked in the checked build, as for the machine itself (see `Op`).
         #if OPERATIONS_INTERNAL_CHECKS
-        var dependencies = SmallList<Op>()
+        var dependencies = DependencyList()
         var dependents = DependentList()
         var dependencyVersion: UInt32 = 0
         var unfinishedDependencyCount: Int32 = 0
         var hasNewerDependency = false
         var weakensEveryDependency = false
         #else
-        @exclusivity(unchecked) var dependencies = SmallList<Op>()
+        @exclusivity(unchecked) var dependencies = DependencyList()
         @exclusivity(unchecked) var dependents = DependentList()
         @exclusivity(unchecked) var dependencyVersion: UInt32 = 0
         @exclusivity(unchecked) var unfinishedDependencyCount: Int32 = 0
