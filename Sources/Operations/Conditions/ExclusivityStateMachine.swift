@@ -26,8 +26,9 @@ import Synchronization
 /// **Cost.** Each category keeps its waiting requests in a line sorted by sequence number, and
 /// each waiting request counts the categories that still keep it waiting (held by someone else,
 /// or reserved by an older request): a request, a grant and a release cost O(categories of the
-/// request) amortised, whatever the number of waiting requests. Requests from inside a holding
-/// group wait outside the lines, in a short list per category.
+/// request) amortised, whatever the number of waiting requests (a request older than some that
+/// wait already, which is rare, walks back past them). Requests from inside a holding group wait
+/// outside the lines, in a short list per category.
 struct ExclusivityStateMachine {
     /// A request for categories.
     struct Request {
@@ -62,51 +63,72 @@ struct ExclusivityStateMachine {
         sequenceCounter.add(1, ordering: .relaxed).newValue
     }
 
-    /// A waiting request and what keeps it waiting.
-    private struct Waiter {
-        var request: Request
-        /// Tells this request's line entries from those of an earlier request of the operation.
-        let token: UInt64
+    /// One operation's request, from the moment it is made until it is withdrawn or, granted,
+    /// its categories are given back. The lines and lists refer to it directly, so that the
+    /// counts are kept without looking anything up.
+    private final class Record {
+        let request: Request
         /// Whether it comes from inside a group that holds a category: it ignores reservations,
         /// and waits in the categories' `bypassers` instead of their lines.
         let bypasses: Bool
-        /// How many of its categories keep it waiting; its turn comes at zero.
-        var blocked: Int
+        // Only reached through the machine, which its storage's lock guards: the runtime's
+        // exclusivity checks are off outside the checked build, as for the operations' state.
+        #if OPERATIONS_INTERNAL_CHECKS
+        /// While it waits: how many of its categories keep it waiting; its turn comes at zero.
+        var blocked = 0
         /// Whether its turn came and it was told so (and has not asked again since).
         var offered = false
-    }
+        /// Whether it was granted: its operation holds the categories.
+        var isGranted = false
+        /// Whether it was withdrawn, or its categories given back.
+        var isGone = false
+        #else
+        @exclusivity(unchecked) var blocked = 0
+        @exclusivity(unchecked) var offered = false
+        @exclusivity(unchecked) var isGranted = false
+        @exclusivity(unchecked) var isGone = false
+        #endif
 
-    /// An entry of a category's line.
-    private struct LineEntry {
-        let operation: ObjectIdentifier
-        let sequence: UInt64
-        let token: UInt64
+        init(_ request: Request, bypasses: Bool) {
+            self.request = request
+            self.bypasses = bypasses
+        }
+
+        /// Whether it waits (its entries in the lines are live).
+        var isWaiting: Bool { !isGranted && !isGone }
     }
 
     /// One category in use: held, or waited for.
     private final class Category {
+        #if OPERATIONS_INTERNAL_CHECKS
         /// The holders: the outermost first, each nested under the one before.
         var holders: [ObjectIdentifier] = []
         /// The waiting requests that do not bypass reservations, sorted by sequence number. The
         /// entries before `start` are gone; the entry at `start` (the front) is always live; later
-        /// entries may be dead (withdrawn requests), counted in `dead`.
-        var line: [LineEntry] = []
+        /// entries may be dead (requests withdrawn), counted in `dead`.
+        var line: [Record] = []
         var start = 0
         var dead = 0
-        /// The waiting requests that bypass reservations (see ``Waiter/bypasses``).
-        var bypassers: [ObjectIdentifier] = []
+        /// The waiting requests that bypass reservations (see ``Record/bypasses``).
+        var bypassers: [Record] = []
+        #else
+        @exclusivity(unchecked) var holders: [ObjectIdentifier] = []
+        @exclusivity(unchecked) var line: [Record] = []
+        @exclusivity(unchecked) var start = 0
+        @exclusivity(unchecked) var dead = 0
+        @exclusivity(unchecked) var bypassers: [Record] = []
+        #endif
 
-        var front: LineEntry? { start < line.count ? line[start] : nil }
+        var front: Record? { start < line.count ? line[start] : nil }
         var isUnused: Bool { holders.isEmpty && start == line.count && bypassers.isEmpty }
     }
 
     private var categories: [String: Category] = [:]
-    private var waiters: [ObjectIdentifier: Waiter] = [:]
-    /// What each holder holds, and the sequence number of the request that got it.
-    private var holdings: [ObjectIdentifier: (categories: [String], sequence: UInt64)] = [:]
-    private var nextToken: UInt64 = 0
-    /// Waiters whose count of blocking categories dropped to zero during the current event.
-    private var turned: [ObjectIdentifier] = []
+    /// The requests that wait or hold, by operation.
+    private var records: [ObjectIdentifier: Record] = [:]
+    /// Waiting requests whose count of blocking categories dropped to zero during the current
+    /// event.
+    private var turned: [Record] = []
     /// Counts the entries and waiters the machine visits: a measure of its work that does not
     /// depend on the machine it runs on (see `ExclusivityComplexityTests`). Wraps.
     private(set) var work: UInt64 = 0
@@ -116,185 +138,199 @@ struct ExclusivityStateMachine {
     /// An operation asks for categories, or asks again when its turn was offered. Returns `true`
     /// if they are granted now; otherwise the request waits, and its turn comes with a later
     /// event (``release(_:)``). An operation whose earlier request still waits with another
-    /// sequence number withdraws it first.
+    /// sequence number withdraws it first (the turns this gives are handed out by ``takeTurns()``).
     mutating func request(_ request: Request) -> Bool {
-        if let waiter = waiters[request.operation] {
-            if waiter.request.sequence == request.sequence {
-                if waiter.blocked == 0 {
-                    grant(request.operation)
+        if let record = records[request.operation] {
+            if record.isWaiting && record.request.sequence == request.sequence {
+                if record.blocked == 0 {
+                    grant(record)
                     return true
                 }
-                waiters[request.operation]!.offered = false
+                record.offered = false
                 return false
             }
-            withdraw(request.operation)
-        }
-        if let held = holdings[request.operation] {
             #if OPERATIONS_INTERNAL_CHECKS
-            preconditionFailure("Internal inconsistency: an operation asks for \(request.categories) while it holds \(held.categories)")
-            #else
-            // Never waits for itself: what it held is given back first.
-            _ = held
-            giveBack(request.operation)
+            precondition(!record.isGranted, "Internal inconsistency: an operation asks for \(request.categories) while it holds \(record.request.categories)")
             #endif
+            // Never waits behind itself: what it held or asked for before is given up first.
+            remove(record)
         }
-        let bypasses = !request.ancestors.isEmpty && request.ancestors.contains { holdings[$0] != nil }
-        var available = true
+        let bypasses = !request.ancestors.isEmpty && request.ancestors.contains { records[$0]?.isGranted == true }
+        if request.categories.count == 1 {
+            // The common case: one category, looked up once.
+            let name = request.categories[0]
+            let category = categories[name]
+            if let category, !isAvailable(category, to: request, bypasses: bypasses) {
+                enqueue(request, bypasses: bypasses)
+                return false
+            }
+            let record = Record(request, bypasses: bypasses)
+            record.isGranted = true
+            records[request.operation] = record
+            hold(request.operation, category ?? self.category(named: name))
+            return true
+        }
         for name in request.categories {
-            guard let category = categories[name] else { continue }
-            if isHeld(category, against: request) {
-                available = false
-                break
-            }
-            if !bypasses, let front = category.front, front.sequence < request.sequence {
-                available = false
-                break
+            if let category = categories[name], !isAvailable(category, to: request, bypasses: bypasses) {
+                enqueue(request, bypasses: bypasses)
+                return false
             }
         }
-        if available {
-            hold(request.operation, request.categories, sequence: request.sequence)
-        } else {
-            enqueue(request, bypasses: bypasses)
+        let record = Record(request, bypasses: bypasses)
+        record.isGranted = true
+        records[request.operation] = record
+        for name in request.categories {
+            hold(request.operation, category(named: name))
         }
-        return available
+        return true
     }
 
     /// `operation` finished, or no longer asks: it gives back what it holds, or withdraws its
     /// waiting request. Returns the operations whose turn came, in the order they asked (those
     /// that ``Request/grantsAtTurn`` hold their categories now).
     mutating func release(_ operation: ObjectIdentifier) -> [ObjectIdentifier] {
-        if holdings[operation] != nil {
-            giveBack(operation)
-        } else if waiters[operation] != nil {
-            withdraw(operation)
+        if let record = records[operation] {
+            remove(record)
         }
-        return settleTurns()
+        return takeTurns()
     }
 
     /// Whether `operation` waits with a request of sequence number `sequence`, or holds what such
     /// a request got (to give back only what a given request took).
     func knows(_ operation: ObjectIdentifier, sequence: UInt64) -> Bool {
-        waiters[operation]?.request.sequence == sequence || holdings[operation]?.sequence == sequence
+        records[operation]?.request.sequence == sequence
     }
 
-    // MARK: Granting
-
-    /// Grants a waiting request whose turn came.
-    private mutating func grant(_ operation: ObjectIdentifier) {
-        let waiter = waiters.removeValue(forKey: operation)!
-        for name in waiter.request.categories {
-            let category = categories[name]!
-            if waiter.bypasses {
-                category.bypassers.removeAll { $0 == operation }
-            } else {
-                // Its front entry is dead now; it is dropped below, once the new holder is in.
-                category.dead += 1
-            }
-        }
-        hold(operation, waiter.request.categories, sequence: waiter.request.sequence)
-    }
-
-    /// Makes `operation` a holder of `names`.
-    private mutating func hold(_ operation: ObjectIdentifier, _ names: [String], sequence: UInt64) {
-        for name in names {
-            let category = category(named: name)
-            changeHolders(of: category) { $0.holders.append(operation) }
-            advanceFront(of: category)
-        }
-        holdings[operation] = (names, sequence)
-    }
-
-    /// A holder gives back its categories.
-    private mutating func giveBack(_ operation: ObjectIdentifier) {
-        guard let held = holdings.removeValue(forKey: operation) else { return }
-        for name in held.categories {
-            guard let category = categories[name] else { continue }
-            changeHolders(of: category) { category in
-                if let index = category.holders.lastIndex(of: operation) {
-                    category.holders.remove(at: index)
-                }
-            }
-            dropIfUnused(name, category)
-        }
+    /// Whether `operation` waits (neither holds nor never asked).
+    func isWaiting(_ operation: ObjectIdentifier) -> Bool {
+        records[operation]?.isWaiting ?? false
     }
 
     /// Hands out the turns of the waiters counted down to zero: grants those that are granted at
     /// their turn, marks the others offered. Returns both, by sequence number.
-    private mutating func settleTurns() -> [ObjectIdentifier] {
+    mutating func takeTurns() -> [ObjectIdentifier] {
         var result: [ObjectIdentifier] = []
+        if turned.count == 1 {
+            // The common case, without copying the list.
+            let record = turned.removeLast()
+            if record.isWaiting && record.blocked == 0 {
+                if record.request.grantsAtTurn {
+                    grant(record)
+                    result.append(record.request.operation)
+                } else if !record.offered {
+                    record.offered = true
+                    result.append(record.request.operation)
+                }
+            }
+        }
         while !turned.isEmpty {
-            let candidates = turned.compactMap { waiters[$0] }.sorted { $0.request.sequence < $1.request.sequence }
-            turned = []
-            for candidate in candidates {
-                let operation = candidate.request.operation
-                // Granting an earlier one may have made it wait again.
-                guard let waiter = waiters[operation], waiter.token == candidate.token, waiter.blocked == 0 else { continue }
-                if waiter.request.grantsAtTurn {
-                    grant(operation)
-                    result.append(operation)
-                } else if !waiter.offered {
-                    waiters[operation]!.offered = true
-                    result.append(operation)
+            var candidates = turned
+            turned.removeAll(keepingCapacity: true)
+            if candidates.count > 1 { candidates.sort { $0.request.sequence < $1.request.sequence } }
+            // Granting an earlier one may have made a later one wait again.
+            for record in candidates where record.isWaiting && record.blocked == 0 {
+                if record.request.grantsAtTurn {
+                    grant(record)
+                    result.append(record.request.operation)
+                } else if !record.offered {
+                    record.offered = true
+                    result.append(record.request.operation)
                 }
             }
         }
         return result
     }
 
-    // MARK: Waiting
+    // MARK: Granting and giving back
 
-    /// Puts a request that cannot be granted in the lines of its categories.
-    private mutating func enqueue(_ request: Request, bypasses: Bool) {
-        let token = nextToken
-        nextToken &+= 1
-        // In the table first, with nothing counted yet: the counts of the others are adjusted as
-        // its entries go in, and its own is set last.
-        waiters[request.operation] = Waiter(request: request, token: token, bypasses: bypasses, blocked: 0)
-        var blocked = 0
-        for name in request.categories {
-            let category = category(named: name)
-            if bypasses {
-                category.bypassers.append(request.operation)
-                if isHeld(category, against: request) { blocked += 1 }
-                continue
-            }
-            let oldFront = category.front
-            let entry = LineEntry(operation: request.operation, sequence: request.sequence, token: token)
-            // From the back: requests mostly arrive in order (or nearly), so this is O(1) amortised.
-            var index = category.line.count
-            while index > category.start, category.line[index - 1].sequence > request.sequence {
-                index -= 1
-                work &+= 1
-            }
-            category.line.insert(entry, at: index)
-            guard index == category.start else {
-                blocked += 1
-                continue
-            }
-            if isHeld(category, against: request) { blocked += 1 }
-            if let oldFront, let displaced = waiters[oldFront.operation], !isHeld(category, against: displaced.request) {
-                // The old front no longer is: the category now keeps it waiting.
-                waiters[oldFront.operation]!.blocked += 1
-            }
-        }
-        precondition(blocked > 0, "Internal inconsistency: a request that could be granted waits")
-        waiters[request.operation]!.blocked = blocked
+    private func isAvailable(_ category: Category, to request: Request, bypasses: Bool) -> Bool {
+        if isHeld(category, against: request) { return false }
+        guard !bypasses, let front = category.front else { return true }
+        return front.request.sequence > request.sequence
     }
 
-    /// Withdraws a waiting request.
-    private mutating func withdraw(_ operation: ObjectIdentifier) {
-        guard let waiter = waiters.removeValue(forKey: operation) else { return }
-        for name in waiter.request.categories {
+    /// Grants a waiting request whose turn came.
+    private mutating func grant(_ record: Record) {
+        record.isGranted = true
+        record.offered = false
+        for name in record.request.categories {
+            let category = categories[name]!
+            if record.bypasses {
+                category.bypassers.removeAll { $0 === record }
+            } else {
+                // Its entry, the front, is dead now; it is dropped once the new holder is in.
+                category.dead += 1
+            }
+            hold(record.request.operation, category)
+        }
+    }
+
+    /// Makes `operation` a holder of `category`.
+    private mutating func hold(_ operation: ObjectIdentifier, _ category: Category) {
+        changeHolders(of: category) { $0.holders.append(operation) }
+        advanceFront(of: category)
+    }
+
+    /// Gives back what `record` holds, or withdraws it if it waits.
+    private mutating func remove(_ record: Record) {
+        let operation = record.request.operation
+        if records[operation] === record { records[operation] = nil }
+        let wasGranted = record.isGranted
+        record.isGone = true
+        record.isGranted = false
+        for name in record.request.categories {
             guard let category = categories[name] else { continue }
-            if waiter.bypasses {
-                category.bypassers.removeAll { $0 == operation }
+            if wasGranted {
+                changeHolders(of: category) { category in
+                    if let index = category.holders.lastIndex(of: operation) {
+                        category.holders.remove(at: index)
+                    }
+                }
+            } else if record.bypasses {
+                category.bypassers.removeAll { $0 === record }
             } else {
                 category.dead += 1
                 advanceFront(of: category)
                 compactIfNeeded(category)
             }
-            dropIfUnused(name, category)
+            if category.isUnused { categories[name] = nil }
         }
+    }
+
+    // MARK: Waiting
+
+    /// Puts a request that cannot be granted in the lines of its categories.
+    private mutating func enqueue(_ request: Request, bypasses: Bool) {
+        let record = Record(request, bypasses: bypasses)
+        records[request.operation] = record
+        var blocked = 0
+        for name in request.categories {
+            let category = category(named: name)
+            if bypasses {
+                category.bypassers.append(record)
+                if isHeld(category, against: request) { blocked += 1 }
+                continue
+            }
+            let oldFront = category.front
+            // From the back: requests mostly arrive in order (or nearly), so this is O(1) amortised.
+            var index = category.line.count
+            while index > category.start, category.line[index - 1].request.sequence > request.sequence {
+                index -= 1
+                work &+= 1
+            }
+            category.line.insert(record, at: index)
+            guard index == category.start else {
+                blocked += 1
+                continue
+            }
+            if isHeld(category, against: request) { blocked += 1 }
+            if let oldFront, !isHeld(category, against: oldFront.request) {
+                // The old front no longer is: the category now keeps it waiting.
+                oldFront.blocked += 1
+            }
+        }
+        precondition(blocked > 0, "Internal inconsistency: a request that could be granted waits")
+        record.blocked = blocked
     }
 
     // MARK: Counting
@@ -306,31 +342,27 @@ struct ExclusivityStateMachine {
         return !request.ancestors.contains(innermost)
     }
 
-    private func isLive(_ entry: LineEntry) -> Bool {
-        waiters[entry.operation]?.token == entry.token
-    }
-
     /// Changes the holders of `category` and adjusts the counts of the waiters this can concern:
     /// the front of its line and its bypassers (the others wait behind the front anyway).
     private mutating func changeHolders(of category: Category, _ change: (Category) -> Void) {
-        let front = category.front.flatMap { isLive($0) ? $0.operation : nil }
-        let frontWasHeld = front.map { isHeld(category, against: waiters[$0]!.request) }
-        let bypassersWereHeld = category.bypassers.map { isHeld(category, against: waiters[$0]!.request) }
+        let front = category.front.flatMap { $0.isWaiting ? $0 : nil }
+        let frontWasHeld = front.map { isHeld(category, against: $0.request) }
+        let bypassersWereHeld = category.bypassers.map { isHeld(category, against: $0.request) }
         change(category)
         if let front, let frontWasHeld {
-            adjust(front, wasBlocked: frontWasHeld, isBlocked: isHeld(category, against: waiters[front]!.request))
+            adjust(front, wasBlocked: frontWasHeld, isBlocked: isHeld(category, against: front.request))
         }
         for (bypasser, wasHeld) in zip(category.bypassers, bypassersWereHeld) {
             work &+= 1
-            adjust(bypasser, wasBlocked: wasHeld, isBlocked: isHeld(category, against: waiters[bypasser]!.request))
+            adjust(bypasser, wasBlocked: wasHeld, isBlocked: isHeld(category, against: bypasser.request))
         }
     }
 
     /// Drops the dead entries at the front of `category`'s line; the request that becomes its
     /// front is no longer kept waiting by an older one there, only (perhaps) by the holders.
     private mutating func advanceFront(of category: Category) {
-        guard let front = category.front, !isLive(front) else { return }
-        while let front = category.front, !isLive(front) {
+        guard let front = category.front, !front.isWaiting else { return }
+        while let front = category.front, !front.isWaiting {
             category.start += 1
             category.dead -= 1
             work &+= 1
@@ -340,8 +372,7 @@ struct ExclusivityStateMachine {
             category.start = 0
         }
         if let front = category.front {
-            let waiter = waiters[front.operation]!
-            adjust(front.operation, wasBlocked: true, isBlocked: isHeld(category, against: waiter.request))
+            adjust(front, wasBlocked: true, isBlocked: isHeld(category, against: front.request))
         }
     }
 
@@ -350,18 +381,18 @@ struct ExclusivityStateMachine {
         let entries = category.line.count - category.start
         guard category.dead > 16, category.dead * 2 > entries else { return }
         work &+= UInt64(entries)
-        category.line = category.line[category.start...].filter(isLive)
+        category.line = category.line[category.start...].filter(\.isWaiting)
         category.start = 0
         category.dead = 0
     }
 
-    private mutating func adjust(_ operation: ObjectIdentifier, wasBlocked: Bool, isBlocked: Bool) {
+    private mutating func adjust(_ record: Record, wasBlocked: Bool, isBlocked: Bool) {
         guard wasBlocked != isBlocked else { return }
         if isBlocked {
-            waiters[operation]!.blocked += 1
+            record.blocked += 1
         } else {
-            waiters[operation]!.blocked -= 1
-            if waiters[operation]!.blocked == 0 { turned.append(operation) }
+            record.blocked -= 1
+            if record.blocked == 0 { turned.append(record) }
         }
     }
 
@@ -370,10 +401,6 @@ struct ExclusivityStateMachine {
         let created = Category()
         categories[name] = created
         return created
-    }
-
-    private mutating func dropIfUnused(_ name: String, _ category: Category) {
-        if category.isUnused { categories[name] = nil }
     }
 
     // MARK: Reading
@@ -390,43 +417,43 @@ struct ExclusivityStateMachine {
 
     /// The waiting requests, oldest first (for tests and diagnostics). O(n log n).
     var waiting: [Request] {
-        waiters.values.map(\.request).sorted { $0.sequence < $1.sequence }
+        records.values.filter(\.isWaiting).map(\.request).sorted { $0.sequence < $1.sequence }
     }
 
-    /// What keeps `operation`'s request waiting (see `ExclusivityStateMachine+Blockers.swift`).
+    /// `operation`'s waiting request, and whether it bypasses reservations (for diagnostics).
     func waitingRequest(of operation: ObjectIdentifier) -> (request: Request, bypasses: Bool)? {
-        waiters[operation].map { ($0.request, $0.bypasses) }
+        guard let record = records[operation], record.isWaiting else { return nil }
+        return (record.request, record.bypasses)
     }
 
-    /// The live entries of `category`'s line older than `sequence`, oldest first.
+    /// The waiting requests in `category`'s line older than `sequence`, oldest first.
     func olderWaiters(in category: String, than sequence: UInt64) -> [ObjectIdentifier] {
         guard let category = categories[category] else { return [] }
-        return category.line[category.start...].filter { isLive($0) && $0.sequence < sequence }.map(\.operation)
+        return category.line[category.start...].filter { $0.isWaiting && $0.request.sequence < sequence }.map(\.request.operation)
     }
 
     #if OPERATIONS_INTERNAL_CHECKS
-    /// Traps if a count or a line is not what it should be. O(waiters + entries).
+    /// Traps if a count or a line is not what it should be. O(requests + entries).
     func checkInvariants() {
         for (name, category) in categories {
             precondition(!category.isUnused, "Internal inconsistency: unused category \(name) kept")
             if let front = category.front {
-                precondition(isLive(front), "Internal inconsistency: dead front in \(name)")
+                precondition(front.isWaiting, "Internal inconsistency: dead front in \(name)")
             }
-            let live = category.line[category.start...].filter(isLive)
+            let live = category.line[category.start...].filter(\.isWaiting)
             precondition(category.line.count - category.start - live.count == category.dead,
                          "Internal inconsistency: \(category.dead) dead entries counted in \(name)")
-            precondition(zip(live, live.dropFirst()).allSatisfy { $0.sequence < $1.sequence },
+            precondition(zip(live, live.dropFirst()).allSatisfy { $0.request.sequence < $1.request.sequence },
                          "Internal inconsistency: line of \(name) out of order")
         }
-        for (operation, waiter) in waiters {
+        for (operation, record) in records where record.isWaiting {
             var blocked = 0
-            for name in waiter.request.categories {
+            for name in record.request.categories {
                 let category = categories[name]!
-                let isFront = category.front.map { $0.token == waiter.token } ?? false
-                if isHeld(category, against: waiter.request) || (!waiter.bypasses && !isFront) { blocked += 1 }
+                if isHeld(category, against: record.request) || (!record.bypasses && category.front !== record) { blocked += 1 }
             }
-            precondition(blocked == waiter.blocked,
-                         "Internal inconsistency: \(operation) counts \(waiter.blocked) blocking categories, not \(blocked)")
+            precondition(blocked == record.blocked,
+                         "Internal inconsistency: \(operation) counts \(record.blocked) blocking categories, not \(blocked)")
         }
     }
     #endif

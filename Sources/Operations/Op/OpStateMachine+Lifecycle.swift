@@ -62,6 +62,9 @@ extension OpStateMachine {
         /// A manual start of an operation with conditions or exclusivity: pass them on the calling
         /// thread, then start again.
         case passGates
+        /// The queue starts an exclusive operation: it takes its categories first (see
+        /// ``takesCategoriesAtStart()``), for the gate's `generation`.
+        case takeCategories(generation: UInt32)
         /// The queue's ready-list entry is out of date (the priority changed, or the operation
         /// is not ready any more): give back the slot; the operation is rescheduled when due.
         case skip
@@ -81,7 +84,9 @@ extension OpStateMachine {
             if !isReady { return .misuse(.startWhileNotReady) }
             switch beginPassingGates() {
             case .open: return begin()
-            case .begun: return .passGates
+            case .begun:
+                beginManualStart()
+                return .passGates
             case .beingPassed: return .misuse(.startWhileExecuting)   // started twice at once
             }
         }
@@ -92,6 +97,7 @@ extension OpStateMachine {
         guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
         isScheduled = false
         guard isReady else { return .skip }
+        if let generation = takesCategoriesAtStart() { return .takeCategories(generation: generation) }
         return begin()
     }
 

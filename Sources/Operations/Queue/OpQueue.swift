@@ -246,10 +246,15 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     public var isSuspended: Bool {
         get { withLock { machine.isSuspended } }
         set {
+            var exclusivity: Exclusivity.Suspension?
             updateSetting(.isSuspended) { machine in
                 let old = machine.isSuspended
+                // Under the queue's lock: its operations that wait for exclusivity categories
+                // stop waiting, so that they keep nobody waiting while it is suspended.
+                if newValue && !old { exclusivity = Exclusivity.queueSuspended(self) }
                 return (machine.setSuspended(newValue), old, newValue)
             }
+            exclusivity?.perform()
         }
     }
 

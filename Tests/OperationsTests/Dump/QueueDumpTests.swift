@@ -204,6 +204,10 @@ import Dispatch
         both.addCondition(.mutuallyExclusive(held))
         later.addCondition(.mutuallyExclusive(free))
         queue.addOperations([both, later], waitUntilFinished: false)
+        // They ask for their categories as the queue starts them.
+        #expect(eventually(seconds: 5) {
+            [both, later].allSatisfy { $0.withState { $0.gate } == .waitingForExclusivity }
+        })
         #expect(lines(of: queue) == [
             "OpQueue \"exclusive\" (max concurrent: default, suspended: no): 2 operations, 0 running",
             "  ⏸ ready      BlockOp \"both\" (priority: normal) — for exclusivity \"\(held)\": held by BlockOp \"holder\" (executing, in OpQueue \"holding\")",

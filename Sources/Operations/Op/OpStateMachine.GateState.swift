@@ -1,0 +1,50 @@
+import Dispatch
+
+extension OpStateMachine {
+    /// What an operation with conditions keeps about passing them, besides its ``Gate`` (in its
+    /// extras: only operations with conditions have any).
+    struct GateState {
+        /// Counts the times the gate closed again (a dependency added to a ready operation, see
+        /// ``OpStateMachine/closeGateForNewDependency()``): a verdict, a turn or a grant that was
+        /// meant for an earlier pass carries an older number and is ignored. Wraps; compared for
+        /// equality only.
+        var generation: UInt32 = 0
+        /// The operation's place in the order of exclusivity requests, given when its conditions
+        /// passed (see ``ExclusivityStateMachine/nextSequence()``).
+        var exclusivitySequence: UInt64 = 0
+        /// The task evaluating the `async` conditions, cancelled with the operation.
+        var conditionTask: Task<Void, Never>?
+        /// Wakes a `start()` called by hand that waits for its conditions or its categories; a
+        /// cancellation signals it.
+        var waker: DispatchSemaphore?
+        /// Whether a `start()` called by hand is passing the gates: the operation counts as
+        /// started, and a dependency added meanwhile has no effect.
+        var startingManually = false
+        /// What closing the gate leaves for the storage to do once the lock is released.
+        var closing: GateClosing?
+    }
+
+    /// What closing an operation's gate again asks the storage to do after unlocking (see
+    /// ``Op/performGateClosing(_:)``).
+    struct GateClosing {
+        /// The sequence number of the exclusivity request to withdraw (or of the categories to
+        /// give back), if the operation asked for any.
+        var withdrawsRequest: UInt64?
+        /// The task evaluating the conditions, to cancel: its verdict would be ignored.
+        var cancelsTask: Task<Void, Never>?
+    }
+
+    /// The work started to pass an operation's gates, stopped when it is cancelled.
+    struct GateWork {
+        /// The task evaluating its `async` conditions.
+        var task: Task<Void, Never>?
+        /// Wakes a `start()` called by hand that waits.
+        var waker: DispatchSemaphore?
+
+        /// Stops it: cancels the task, wakes the waiting start.
+        func stop() {
+            task?.cancel()
+            waker?.signal()
+        }
+    }
+}
