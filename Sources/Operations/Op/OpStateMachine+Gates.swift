@@ -89,7 +89,7 @@ extension OpStateMachine {
     /// are evaluated for.
     var gateToPass: (conditions: [OpCondition], isAsynchronous: Bool, generation: UInt32) {
         guard let extras else { return ([], false, 0) }
-        return (extras.conditions, extras.hasAsynchronousConditions, extras.gateState.generation)
+        return (extras.conditions, extras.hasAsynchronousConditions, extras.gateGeneration)
     }
 
     /// Starts evaluating the conditions of an operation that is about to be added to a queue,
@@ -101,7 +101,7 @@ extension OpStateMachine {
         guard lifecycle == .pending, queue == nil, gate == .closed, isReady, !isCancelled,
               let extras, !extras.hasAsynchronousConditions, extras.conditionDependencies.isEmpty else { return nil }
         gate = .evaluating
-        return (extras.conditions, extras.gateState.generation)
+        return (extras.conditions, extras.gateGeneration)
     }
 
     /// Keeps the task that evaluates the conditions, to cancel it with the operation. Returns
@@ -109,8 +109,8 @@ extension OpStateMachine {
     /// a dependency): the caller cancels it at once.
     mutating func keepConditionTask(_ task: Task<Void, Never>, generation: UInt32) -> Bool {
         guard lifecycle == .pending, gate == .evaluating, !isCancelled, let extras,
-              extras.gateState.generation == generation else { return false }
-        extras.gateState.conditionTask = task
+              extras.gateGeneration == generation else { return false }
+        extras.ensureGateState().conditionTask = task
         return true
     }
 
@@ -120,15 +120,15 @@ extension OpStateMachine {
     /// requests now, and its categories when its queue starts it). Ignored if the gate closed
     /// again meanwhile, or the operation moved on (it was cancelled and finished).
     mutating func conditionsEvaluated(failure: (any Error)?, generation: UInt32) -> ReadinessAction {
-        guard lifecycle == .pending, gate == .evaluating, let extras, extras.gateState.generation == generation else {
+        guard lifecycle == .pending, gate == .evaluating, let extras, extras.gateGeneration == generation else {
             return .none
         }
-        extras.gateState.conditionTask = nil
+        extras.gateState?.conditionTask = nil
         if let failure {
             if error == nil { extras.error = failure }
             isCancelled = true
         } else if isExclusive {
-            extras.gateState.exclusivitySequence = ExclusivityStateMachine.nextSequence()
+            extras.ensureGateState().exclusivitySequence = ExclusivityStateMachine.nextSequence()
         }
         gate = .open
         return scheduleIfReady()
@@ -142,15 +142,15 @@ extension OpStateMachine {
     mutating func takesCategoriesAtStart() -> UInt32? {
         guard isExclusive, !isCancelled, let extras else { return nil }
         gate = .waitingForExclusivity
-        return extras.gateState.generation
+        return extras.gateGeneration
     }
 
     /// What an exclusivity request needs, read as the queue starts the operation: `nil` if the
     /// gate moved on since ``takesCategoriesAtStart()`` returned `generation`.
     func exclusivityRequest(generation: UInt32) -> (categories: [String], sequence: UInt64, queue: OpQueue?, group: GroupOp?)? {
         guard lifecycle == .pending, gate == .waitingForExclusivity, let extras,
-              extras.gateState.generation == generation else { return nil }
-        return (extras.exclusivityCategories, extras.gateState.exclusivitySequence, queue, group)
+              extras.gateGeneration == generation else { return nil }
+        return (extras.exclusivityCategories, extras.gateState?.exclusivitySequence ?? 0, queue, group)
     }
 
     /// The categories were granted to the operation its queue is starting. Returns the start,
@@ -159,7 +159,7 @@ extension OpStateMachine {
     /// dependency was added).
     mutating func categoriesTaken(generation: UInt32) -> (start: StartAction, givesBack: Bool) {
         guard lifecycle == .pending, gate == .waitingForExclusivity, let extras,
-              extras.gateState.generation == generation else { return (.skip, true) }
+              extras.gateGeneration == generation else { return (.skip, true) }
         gate = .open
         // A cancellation meanwhile scheduled it again: this start is the one.
         isScheduled = false
@@ -171,7 +171,7 @@ extension OpStateMachine {
     /// for them.
     mutating func exclusivityTurnCame(generation: UInt32) -> ReadinessAction {
         guard lifecycle == .pending, gate == .waitingForExclusivity, let extras,
-              extras.gateState.generation == generation else { return .none }
+              extras.gateGeneration == generation else { return .none }
         gate = .open
         guard let queue, isReady, !isScheduled else { return .none }
         isScheduled = true
@@ -183,7 +183,7 @@ extension OpStateMachine {
     /// again, with its place in the order of requests, when the queue starts it after resuming.
     mutating func exclusivitySteppedAside(generation: UInt32) -> ReadinessAction {
         guard lifecycle == .pending, gate == .waitingForExclusivity || gate == .open, let extras,
-              extras.gateState.generation == generation else { return .none }
+              extras.gateGeneration == generation else { return .none }
         gate = .open
         return scheduleIfReady()
     }
@@ -193,14 +193,14 @@ extension OpStateMachine {
     /// Marks the operation as being started by hand while it passes its gates (see
     /// ``GateState/startingManually``).
     mutating func beginManualStart() {
-        ensureExtras().gateState.startingManually = true
+        ensureExtras().ensureGateState().startingManually = true
     }
 
     /// Registers the semaphore a `start()` called by hand waits on; returns `false` (the caller
     /// does not wait) if the operation is cancelled already.
     mutating func registerGateWaker(_ waker: DispatchSemaphore) -> Bool {
         guard !isCancelled else { return false }
-        ensureExtras().gateState.waker = waker
+        ensureExtras().ensureGateState().waker = waker
         return true
     }
 
@@ -210,20 +210,20 @@ extension OpStateMachine {
     mutating func manualConditionsEvaluated(failure: (any Error)?) -> Bool {
         guard lifecycle == .pending else { return false }
         let extras = ensureExtras()
-        extras.gateState.conditionTask = nil
+        extras.gateState?.conditionTask = nil
         if let failure {
             if error == nil { extras.error = failure }
             isCancelled = true
         }
         guard isExclusive && !isCancelled else { return false }
-        extras.gateState.exclusivitySequence = ExclusivityStateMachine.nextSequence()
+        extras.ensureGateState().exclusivitySequence = ExclusivityStateMachine.nextSequence()
         gate = .waitingForExclusivity
         return true
     }
 
     /// The place of the operation's exclusivity request in the order of requests.
     var exclusivitySequence: UInt64 {
-        extras?.gateState.exclusivitySequence ?? 0
+        extras?.gateState?.exclusivitySequence ?? 0
     }
 
     /// The gates of an operation started by hand are passed (or a cancellation ended the wait):
@@ -232,8 +232,8 @@ extension OpStateMachine {
         guard lifecycle == .pending else { return .ignore }
         gate = .open
         if let extras {
-            extras.gateState.startingManually = false
-            extras.gateState.waker = nil
+            extras.gateState?.startingManually = false
+            extras.gateState?.waker = nil
         }
         return begin()
     }
@@ -254,32 +254,33 @@ extension OpStateMachine {
         let wasPassing = gate != .closed
         if wasPassing {
             gate = .closed
-            extras.gateState.generation &+= 1
+            extras.ensureGateState().generation &+= 1
         }
-        var closing = extras.gateState.closing ?? GateClosing()
-        if let task = extras.gateState.conditionTask {
+        guard let gateState = extras.gateState else { return }
+        var closing = gateState.closing ?? GateClosing()
+        if let task = gateState.conditionTask {
             closing.cancelsTask = task
-            extras.gateState.conditionTask = nil
+            gateState.conditionTask = nil
         }
         if wasPassing && isExclusive {
-            closing.withdrawsRequest = extras.gateState.exclusivitySequence
+            closing.withdrawsRequest = gateState.exclusivitySequence
         }
         if closing.cancelsTask != nil || closing.withdrawsRequest != nil {
-            extras.gateState.closing = closing
+            gateState.closing = closing
         }
     }
 
     /// Hands over what closing the gate left to do (see ``closeGateForNewDependency()``).
     mutating func takeGateClosing() -> GateClosing? {
-        guard let extras, let closing = extras.gateState.closing else { return nil }
-        extras.gateState.closing = nil
+        guard let gateState = extras?.gateState, let closing = gateState.closing else { return nil }
+        gateState.closing = nil
         return closing
     }
 
     /// Whether a new unfinished dependency holds the operation back: not once it started, nor
     /// while a `start()` called by hand passes its gates (it counts as started).
     var countsNewDependencies: Bool {
-        lifecycle == .pending && !(extras?.gateState.startingManually ?? false)
+        lifecycle == .pending && !(extras?.gateState?.startingManually ?? false)
     }
 
     // MARK: Cancelling
@@ -287,10 +288,10 @@ extension OpStateMachine {
     /// The work to stop when the operation is cancelled: the task evaluating its conditions, and
     /// the wait of a `start()` called by hand.
     mutating func gateWorkToCancel() -> GateWork? {
-        guard let extras, extras.gateState.conditionTask != nil || extras.gateState.waker != nil else { return nil }
-        let task = extras.gateState.conditionTask
-        extras.gateState.conditionTask = nil
-        return GateWork(task: task, waker: extras.gateState.waker)
+        guard let gateState = extras?.gateState, gateState.conditionTask != nil || gateState.waker != nil else { return nil }
+        let task = gateState.conditionTask
+        gateState.conditionTask = nil
+        return GateWork(task: task, waker: gateState.waker)
     }
 
     /// Hands over the dependencies contributed by conditions, to be added to the queue.
@@ -309,4 +310,17 @@ extension OpStateMachine {
         }
     }
     #endif
+}
+
+extension OpStateMachine.Extras {
+    /// The gate's generation (see ``OpStateMachine/GateState/generation``).
+    var gateGeneration: UInt32 { gateState?.generation ?? 0 }
+
+    /// The gate's state, allocated if needed.
+    func ensureGateState() -> OpStateMachine.GateState {
+        if let gateState { return gateState }
+        let created = OpStateMachine.GateState()
+        gateState = created
+        return created
+    }
 }

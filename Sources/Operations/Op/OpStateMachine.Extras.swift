@@ -42,8 +42,9 @@ extension OpStateMachine {
         var conditionDependencies: [Op] = []
         /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
         var exclusivityCategories: [String] = []
-        /// The gate's state besides ``OpStateMachine/gate`` (see `OpStateMachine+Gates.swift`).
-        var gateState = OpStateMachine.GateState()
+        /// The gate's state besides ``OpStateMachine/gate``, once the operation passes
+        /// conditions (see `OpStateMachine+Gates.swift`).
+        var gateState: OpStateMachine.GateState?
         /// The link to the group the operation is a child of (shared by its children).
         var groupLink: GroupOp.Link?
         /// The ``OpObserver``s and the order of their callbacks.

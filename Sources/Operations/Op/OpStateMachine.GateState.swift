@@ -1,9 +1,11 @@
 import Dispatch
 
 extension OpStateMachine {
-    /// What an operation with conditions keeps about passing them, besides its ``Gate`` (in its
-    /// extras: only operations with conditions have any).
-    struct GateState {
+    /// What an operation with conditions keeps about passing them, besides its ``Gate``:
+    /// allocated on first use, so that the extras of operations without conditions (a name, a
+    /// completion block) stay small.
+    final class GateState {
+        // Only touched with the operation's lock held, like the extras that hold it.
         /// Counts the times the gate closed again (a dependency added to a ready operation, see
         /// ``OpStateMachine/closeGateForNewDependency()``): a verdict, a turn or a grant that was
         /// meant for an earlier pass carries an older number and is ignored. Wraps; compared for
