@@ -93,8 +93,8 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     /// A category is granted only to an operation that runs now: the operation takes it when its
     /// queue starts it (it has a slot, the queue is not suspended, no barrier holds it back), or
     /// on the thread that calls ``Op/start()``, and gives it back when it finishes. While the
-    /// category is taken, the operation waits without holding a slot of its queue; requests are
-    /// served in the order the operations passed their other conditions. An operation whose
+    /// category is taken, the operation waits without holding a slot of its queue; waiting
+    /// requests are served in the order the operations passed their other conditions. An operation whose
     /// queue is suspended keeps nobody waiting: it asks again once the queue resumes. See
     /// <doc:ComposingOperations> for how several categories and groups are handled.
     ///

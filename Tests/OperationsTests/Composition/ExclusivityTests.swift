@@ -183,9 +183,13 @@ private struct Holder: Sendable {
         let holder = Holder(category)
         let queue = OpQueue()
         #expect(holder.run(on: queue))
-        for index in 0..<8 {
-            queue.addOperation(exclusive(category) { log.append(index) })
+        let waiters = (0..<8).map { index in exclusive(category) { log.append(index) } }
+        for waiter in waiters {
+            queue.addOperation(waiter)
         }
+        // They ask as the queue starts them, perhaps on several threads: they wait in the order
+        // they were added (in which they passed their conditions) whatever the order they ask in.
+        #expect(eventually(seconds: 5) { waiters.allSatisfy { gate(of: $0) == .waitingForExclusivity } })
         holder.release.open()
         #expect(drains(queue))
         #expect(log.all == Array(0..<8))
