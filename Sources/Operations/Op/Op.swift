@@ -254,8 +254,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         }
         if action.didCancel {
             // The work started to pass its gates stops: the task evaluating its `async`
-            // conditions is cancelled, and a `start()` called by hand that waits is woken.
-            gateWork?.stop()
+            // conditions is cancelled, its exclusivity request withdrawn, and a `start()` called
+            // by hand that waits is woken.
+            gateWork?.stop(for: self)
             if action.wasExecuting {
                 didCancelWhileExecuting()
             }

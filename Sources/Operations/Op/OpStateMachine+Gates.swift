@@ -285,13 +285,18 @@ extension OpStateMachine {
 
     // MARK: Cancelling
 
-    /// The work to stop when the operation is cancelled: the task evaluating its conditions, and
-    /// the wait of a `start()` called by hand.
+    /// The work to stop when the operation is cancelled: the task evaluating its conditions, its
+    /// exclusivity request if it has not started (it may wait, or have been offered its turn, or
+    /// even have been granted its categories by a start that has not begun it yet: that start
+    /// finishes it without running), and the wait of a `start()` called by hand.
     mutating func gateWorkToCancel() -> GateWork? {
-        guard let gateState = extras?.gateState, gateState.conditionTask != nil || gateState.waker != nil else { return nil }
+        guard let gateState = extras?.gateState else { return nil }
+        let withdraws = isExclusive && lifecycle == .pending && gate != .closed && gate != .evaluating
+        guard gateState.conditionTask != nil || gateState.waker != nil || withdraws else { return nil }
         let task = gateState.conditionTask
         gateState.conditionTask = nil
-        return GateWork(task: task, waker: gateState.waker)
+        return GateWork(task: task, waker: gateState.waker,
+                        withdrawsRequest: withdraws ? gateState.exclusivitySequence : nil)
     }
 
     /// Hands over the dependencies contributed by conditions, to be added to the queue.

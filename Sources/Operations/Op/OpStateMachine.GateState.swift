@@ -42,10 +42,16 @@ extension OpStateMachine {
         var task: Task<Void, Never>?
         /// Wakes a `start()` called by hand that waits.
         var waker: DispatchSemaphore?
+        /// The sequence number of its exclusivity request, to withdraw: a cancelled operation
+        /// keeps nobody waiting for its categories while it waits to be started and finish.
+        var withdrawsRequest: UInt64?
 
-        /// Stops it: cancels the task, wakes the waiting start.
-        func stop() {
+        /// Stops it: cancels the task, withdraws the request, wakes the waiting start.
+        func stop(for operation: Op) {
             task?.cancel()
+            if let withdrawsRequest {
+                Exclusivity.release(operation, sequence: withdrawsRequest)
+            }
             waker?.signal()
         }
     }

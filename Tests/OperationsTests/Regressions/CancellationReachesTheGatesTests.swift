@@ -99,4 +99,47 @@ import Foundation
         #expect(ran.all.isEmpty)
         #expect(Exclusivity.holders(of: category).isEmpty)
     }
+
+    @Test func aCancelledOperationWaitingForACategoryKeepsNobodyWaitingWhileItWaitsForASlot() async {
+        let category = uniqueToken("cancelled-waiter")
+        let log = EventLog<String>()
+        let holderStarted = Gate()
+        let releaseHolder = Gate()
+        let holder = BlockOp {
+            holderStarted.open()
+            releaseHolder.wait()
+            log.append("holder")
+        }
+        holder.addCondition(.mutuallyExclusive(category))
+        OpQueue().addOperation(holder)
+        #expect(await holderStarted.waitOffThread())
+        // Waits for the category in a serial queue, whose slot is then taken for long.
+        let serial = OpQueue()
+        serial.maxConcurrentOperationCount = 1
+        let cancelled = BlockOp { log.append("cancelled") }
+        cancelled.addCondition(.mutuallyExclusive(category))
+        serial.addOperation(cancelled)
+        #expect(await eventuallyAsync(seconds: 5) { cancelled.withState { $0.gate } == .waitingForExclusivity })
+        let busyStarted = Gate()
+        let busy = Gate()
+        serial.addOperation {
+            busyStarted.open()
+            busy.wait()
+        }
+        #expect(await busyStarted.waitOffThread())
+        let other = OpQueue()
+        let next = BlockOp { log.append("next") }
+        next.addCondition(.mutuallyExclusive(category))
+        other.addOperation(next)
+        #expect(await eventuallyAsync(seconds: 5) { next.withState { $0.gate } == .waitingForExclusivity })
+        cancelled.cancel()
+        releaseHolder.open()
+        #expect(await eventuallyAsync(seconds: 5) { next.isFinished }, "the cancelled operation kept its place until its queue could start it")
+        busy.open()
+        await serial.waitUntilAllOperationsAreFinished()
+        await other.waitUntilAllOperationsAreFinished()
+        #expect(log.all == ["holder", "next"])
+        #expect(cancelled.isFinished && cancelled.isCancelled)
+        #expect(Exclusivity.holders(of: category).isEmpty)
+    }
 }
