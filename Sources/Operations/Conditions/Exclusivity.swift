@@ -12,29 +12,49 @@ import Dispatch
 /// place in the order of requests, taken when its conditions passed) once the queue resumed. An
 /// operation started by hand asks on the calling thread, which waits for the grant.
 ///
-/// **Locks.** The table's lock is taken last: a queue asks (and tells of its suspension) with its
-/// own lock held, so that no request of an operation of a suspended queue can wait; nothing else
-/// of the library is locked under the table's lock, and nothing is called or released under it.
+/// **Locks.** The table's lock is the innermost of the library's: a queue tells the table of its
+/// suspension with its own lock held, so that the table's copy of "suspended" changes together
+/// with the queue's, and a request, which reads the copy, never waits for a suspended queue.
+/// Nothing else is locked under the table's lock, and nothing is called or released under it.
 enum Exclusivity {
-    /// One operation that holds or waits, kept alive while it does.
-    fileprivate struct Entry {
+    /// The operation behind a request (the request's payload), kept alive while it holds or waits.
+    fileprivate final class Asker {
         let operation: Op
-        /// Its queue, if it waits as its queue started it (withdrawn when the queue is suspended).
+        /// Its queue, if it asks as its queue starts it (withdrawn when the queue is suspended).
         let queue: ObjectIdentifier?
         /// The gate's generation its turn or its suspension is meant for.
         let generation: UInt32
         /// Wakes the thread of a `start()` called by hand (its request is granted at its turn).
         let waker: DispatchSemaphore?
+
+        init(operation: Op, queue: ObjectIdentifier?, generation: UInt32, waker: DispatchSemaphore?) {
+            self.operation = operation
+            self.queue = queue
+            self.generation = generation
+            self.waker = waker
+        }
     }
 
-    /// The table and the operations it names.
+    /// A suspended queue, held weakly: a queue released while suspended is no longer counted
+    /// (another queue may get its address).
+    private struct SuspendedQueue {
+        weak var queue: OpQueue?
+    }
+
+    /// The table.
     private struct Table {
         var machine = ExclusivityStateMachine()
-        var entries: [ObjectIdentifier: Entry] = [:]
+        /// The queues that are suspended, as they told (see ``Exclusivity/queue(_:isSuspended:)``).
+        var suspendedQueues: [ObjectIdentifier: SuspendedQueue] = [:]
 
-        /// The entries of the operations whose turn came.
-        func turns(_ operations: [ObjectIdentifier]) -> [Entry] {
-            operations.compactMap { entries[$0] }
+        func isSuspended(_ queue: OpQueue) -> Bool {
+            guard !suspendedQueues.isEmpty else { return false }
+            return suspendedQueues[ObjectIdentifier(queue)]?.queue === queue
+        }
+
+        /// The operation of `operation`'s request, if it holds or waits.
+        func operation(_ operation: ObjectIdentifier) -> Op? {
+            (machine.payload(of: operation) as? Asker)?.operation
         }
     }
 
@@ -55,100 +75,92 @@ enum Exclusivity {
     /// requests by `sequence`; `ancestors` are the groups the operation is nested in.
     static func acquire(_ operation: Op, categories: [String], sequence: UInt64, generation: UInt32,
                         queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
+        let asker = Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation, waker: waker)
         let request = ExclusivityStateMachine.Request(
             operation: ObjectIdentifier(operation), categories: categories,
             ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
-            sequence: sequence, grantsAtTurn: queue == nil)
-        let entry = Entry(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation, waker: waker)
-        let (outcome, turns): (Outcome, [Entry])
-        if let queue {
-            // With the queue's lock held: its suspension cannot slip in between (see
-            // `queueSuspended`).
-            (outcome, turns) = queue.withLock {
-                queue.machine.isSuspended ? (.steppedAside, []) : ask(request, entry)
-            }
-        } else {
-            (outcome, turns) = ask(request, entry)
-        }
-        tell(turns)   // after every lock is released
-        return outcome
-    }
-
-    private static func ask(_ request: ExclusivityStateMachine.Request, _ entry: Entry) -> (Outcome, [Entry]) {
-        table.withLockedValue { table in
+            sequence: sequence, grantsAtTurn: queue == nil, payload: asker)
+        let (outcome, turns): (Outcome, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
             // An operation that already finished asks for nothing (it gave back, with `release`,
             // whatever it had; an operation cancelled and finishing meanwhile gives back, after
             // this, what this takes).
-            guard !entry.operation.isFinished else { return (.waiting, []) }
-            let granted = table.machine.request(request)
+            guard !operation.isFinished else { return (.waiting, []) }
+            // An operation whose queue is suspended is granted what is available (its queue
+            // started it before it was suspended: it runs now), but does not wait.
+            let mayWait = queue.map { !table.isSuspended($0) } ?? true
+            let granted = table.machine.request(request, mayWait: mayWait)
+            if !granted && !mayWait { return (.steppedAside, []) }
             // Any turns come from an earlier request of the operation, given up (see `request`).
-            let turned = table.machine.takeTurns()
-            // The entry replaced, if any, is the same operation's: the new one keeps it alive.
-            table.entries[request.operation] = entry
+            let turns = table.machine.takeTurnRequests()
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
             #endif
-            return (granted ? .granted : .waiting, table.turns(turned))
+            return (granted ? .granted : .waiting, turns)
         }
+        tell(turns)   // after the lock is released
+        return outcome
     }
 
     /// `operation` finished, or no longer asks: gives back its categories (or withdraws its
     /// request) and tells the operations whose turn came. With `sequence`, only what the request
     /// of that sequence number asked for or got.
     static func release(_ operation: Op, sequence: UInt64? = nil) {
-        let (released, turns): (Entry?, [Entry]) = table.withLockedValue { table in
+        let (released, turns): (ExclusivityStateMachine.Request?, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
             let id = ObjectIdentifier(operation)
             if let sequence, !table.machine.knows(id, sequence: sequence) { return (nil, []) }
-            guard let released = table.entries.removeValue(forKey: id) else { return (nil, []) }
-            // Two statements: evaluating `table.turns` first would keep a copy of the table while
-            // `release` changes it, and copy its dictionaries.
-            let turned = table.machine.release(id)
-            let turns = table.turns(turned)
+            let (released, turns) = table.machine.releaseReturningRequests(id)
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
             #endif
             return (released, turns)
         }
-        withExtendedLifetime(released) {}   // the operation is released outside the lock
+        withExtendedLifetime(released) {}   // its operation is released outside the lock
         tell(turns)
     }
 
-    /// `queue` is being suspended (called with its lock held): the requests of its operations are
-    /// withdrawn, so that they keep nobody waiting while it is. Returns what to do once the queue's
-    /// lock is released.
+    /// `queue` is suspended or resumed (called with its lock held, as it changes). Suspended,
+    /// the requests of its operations are withdrawn, so that they keep nobody waiting while it is,
+    /// and no new one waits. Returns what to do once the queue's lock is released.
     ///
-    /// - Complexity: O(operations that hold or wait for categories, in every queue): suspending
-    ///   is rare, and the table is not indexed by queue for it.
-    static func queueSuspended(_ queue: OpQueue) -> Suspension {
+    /// - Complexity: O(operations that hold or wait for categories, in every queue) to suspend:
+    ///   suspending is rare, and the table is not indexed by queue for it.
+    static func queue(_ queue: OpQueue, isSuspended suspended: Bool) -> Suspension {
         table.withLockedValue { table in
             let id = ObjectIdentifier(queue)
-            let waiting = table.entries.filter { $0.value.queue == id && table.machine.isWaiting($0.key) }
+            guard suspended else {
+                table.suspendedQueues[id] = nil
+                return Suspension(steppedAside: [], turns: [])
+            }
+            // Queues released while suspended are forgotten now and then.
+            if table.suspendedQueues.count > 16 {
+                table.suspendedQueues = table.suspendedQueues.filter { $0.value.queue != nil }
+            }
+            table.suspendedQueues[id] = SuspendedQueue(queue: queue)
+            let waiting = table.machine.waitingRequests { ($0 as? Asker)?.queue == id }
             guard !waiting.isEmpty else { return Suspension(steppedAside: [], turns: []) }
-            var steppedAside: [Entry] = []
-            var turns: [Entry] = []
-            for (operation, entry) in waiting {
-                table.entries[operation] = nil
-                steppedAside.append(entry)
-                let turned = table.machine.release(operation)
-                turns += table.turns(turned)
+            var turns: [ExclusivityStateMachine.Request] = []
+            for request in waiting {
+                turns += table.machine.releaseReturningRequests(request.operation).turns
             }
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
             #endif
-            return Suspension(steppedAside: steppedAside, turns: turns)
+            return Suspension(steppedAside: waiting, turns: turns)
         }
     }
 
     /// What a queue's suspension asks for once its lock is released.
     struct Suspension {
-        fileprivate let steppedAside: [Entry]
-        fileprivate let turns: [Entry]
+        fileprivate let steppedAside: [ExclusivityStateMachine.Request]
+        fileprivate let turns: [ExclusivityStateMachine.Request]
 
         /// The operations that waited go back on their queue's ready list; those whose turn came
         /// are told.
         func perform() {
-            for entry in steppedAside {
-                entry.operation.exclusivitySteppedAside(generation: entry.generation)
+            for request in steppedAside {
+                if let asker = request.payload as? Asker {
+                    asker.operation.exclusivitySteppedAside(generation: asker.generation)
+                }
             }
             Exclusivity.tell(turns)
         }
@@ -156,12 +168,13 @@ enum Exclusivity {
 
     /// Tells the operations whose turn came: one started by hand holds its categories now and its
     /// thread wakes; one in a queue goes to the front of its queue's ready list.
-    private static func tell(_ turns: [Entry]) {
-        for entry in turns {
-            if let waker = entry.waker {
+    private static func tell(_ turns: [ExclusivityStateMachine.Request]) {
+        for request in turns {
+            guard let asker = request.payload as? Asker else { continue }
+            if let waker = asker.waker {
                 waker.signal()
             } else {
-                entry.operation.exclusivityTurnCame(generation: entry.generation)
+                asker.operation.exclusivityTurnCame(generation: asker.generation)
             }
         }
     }
@@ -172,8 +185,8 @@ enum Exclusivity {
         table.withLockedValue { table in
             table.machine.blockers(of: ObjectIdentifier(operation))?.map { blocker in
                 Blocker(category: blocker.category,
-                        holders: blocker.holders.compactMap { table.entries[$0]?.operation },
-                        earlierRequests: blocker.earlierRequests.compactMap { table.entries[$0]?.operation })
+                        holders: blocker.holders.compactMap { table.operation($0) },
+                        earlierRequests: blocker.earlierRequests.compactMap { table.operation($0) })
             }
         }
     }
@@ -181,7 +194,7 @@ enum Exclusivity {
     /// The operations that hold `category` now, outermost first (for diagnostics and tests).
     static func holders(of category: String) -> [Op] {
         table.withLockedValue { table in
-            table.machine.holders(of: category).compactMap { table.entries[$0]?.operation }
+            table.machine.holders(of: category).compactMap { table.operation($0) }
         }
     }
 }

@@ -43,14 +43,19 @@ struct ExclusivityStateMachine {
         let sequence: UInt64
         /// Whether the request is granted as soon as its turn comes, rather than offered.
         let grantsAtTurn: Bool
+        /// What the storage keeps with the request (the operation itself), kept alive while the
+        /// request waits or holds, and handed back with its turn.
+        let payload: AnyObject?
 
         init(operation: ObjectIdentifier, categories: [String], ancestors: Set<ObjectIdentifier>,
-             sequence: UInt64 = ExclusivityStateMachine.nextSequence(), grantsAtTurn: Bool = true) {
+             sequence: UInt64 = ExclusivityStateMachine.nextSequence(), grantsAtTurn: Bool = true,
+             payload: AnyObject? = nil) {
             self.operation = operation
             self.categories = categories
             self.ancestors = ancestors
             self.sequence = sequence
             self.grantsAtTurn = grantsAtTurn
+            self.payload = payload
         }
     }
 
@@ -89,9 +94,22 @@ struct ExclusivityStateMachine {
         @exclusivity(unchecked) var isGone = false
         #endif
 
+        /// The request's payload, kept while the request waits or holds, and dropped as soon as it
+        /// is gone (a dead line entry must not keep an operation alive).
+        var payload: AnyObject?
+
         init(_ request: Request, bypasses: Bool) {
-            self.request = request
+            self.request = Request(operation: request.operation, categories: request.categories,
+                                   ancestors: request.ancestors, sequence: request.sequence,
+                                   grantsAtTurn: request.grantsAtTurn)
+            self.payload = request.payload
             self.bypasses = bypasses
+        }
+
+        /// The request, with its payload.
+        var asMade: Request {
+            Request(operation: request.operation, categories: request.categories, ancestors: request.ancestors,
+                    sequence: request.sequence, grantsAtTurn: request.grantsAtTurn, payload: payload)
         }
 
         /// Whether it waits (its entries in the lines are live).
@@ -119,11 +137,19 @@ struct ExclusivityStateMachine {
         @exclusivity(unchecked) var bypassers: [Record] = []
         #endif
 
+        /// Whether it is unused and counted in `unusedCategories` (kept for reuse until swept).
+        var isParked = false
+
         var front: Record? { start < line.count ? line[start] : nil }
         var isUnused: Bool { holders.isEmpty && start == line.count && bypassers.isEmpty }
     }
 
+    /// The categories in use, and unused ones kept for a while (a category used over and over is
+    /// not made and dropped each time).
     private var categories: [String: Category] = [:]
+    /// How many of `categories` are unused; they are swept once they outnumber the others (and
+    /// a few dozen), so that names used once do not pile up.
+    private var unusedCategories = 0
     /// The requests that wait or hold, by operation.
     private var records: [ObjectIdentifier: Record] = [:]
     /// Waiting requests whose count of blocking categories dropped to zero during the current
@@ -139,16 +165,20 @@ struct ExclusivityStateMachine {
     /// if they are granted now; otherwise the request waits, and its turn comes with a later
     /// event (``release(_:)``). An operation whose earlier request still waits with another
     /// sequence number withdraws it first (the turns this gives are handed out by ``takeTurns()``).
-    mutating func request(_ request: Request) -> Bool {
+    ///
+    /// Without `mayWait`, a request that cannot be granted now changes nothing and returns
+    /// `false` (the caller asks again, allowed to wait, once it made sure it may).
+    mutating func request(_ request: Request, mayWait: Bool = true) -> Bool {
         if let record = records[request.operation] {
             if record.isWaiting && record.request.sequence == request.sequence {
                 if record.blocked == 0 {
                     grant(record)
                     return true
                 }
-                record.offered = false
+                if mayWait { record.offered = false }
                 return false
             }
+            guard mayWait else { return false }
             #if OPERATIONS_INTERNAL_CHECKS
             precondition(!record.isGranted, "Internal inconsistency: an operation asks for \(request.categories) while it holds \(record.request.categories)")
             #endif
@@ -161,18 +191,18 @@ struct ExclusivityStateMachine {
             let name = request.categories[0]
             let category = categories[name]
             if let category, !isAvailable(category, to: request, bypasses: bypasses) {
-                enqueue(request, bypasses: bypasses)
+                if mayWait { enqueue(request, bypasses: bypasses) }
                 return false
             }
             let record = Record(request, bypasses: bypasses)
             record.isGranted = true
             records[request.operation] = record
-            hold(request.operation, category ?? self.category(named: name))
+            hold(request.operation, category.map { unparked($0) } ?? self.category(named: name))
             return true
         }
         for name in request.categories {
             if let category = categories[name], !isAvailable(category, to: request, bypasses: bypasses) {
-                enqueue(request, bypasses: bypasses)
+                if mayWait { enqueue(request, bypasses: bypasses) }
                 return false
             }
         }
@@ -189,10 +219,18 @@ struct ExclusivityStateMachine {
     /// waiting request. Returns the operations whose turn came, in the order they asked (those
     /// that ``Request/grantsAtTurn`` hold their categories now).
     mutating func release(_ operation: ObjectIdentifier) -> [ObjectIdentifier] {
-        if let record = records[operation] {
+        releaseReturningRequests(operation).turns.map(\.operation)
+    }
+
+    /// ``release(_:)``, returning the request given up (the caller releases its payload outside
+    /// its lock) and the requests whose turn came.
+    mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: Request?, turns: [Request]) {
+        let record = records[operation]
+        let released = record?.asMade
+        if let record {
             remove(record)
         }
-        return takeTurns()
+        return (released, takeTurnRequests())
     }
 
     /// Whether `operation` waits with a request of sequence number `sequence`, or holds what such
@@ -206,20 +244,35 @@ struct ExclusivityStateMachine {
         records[operation]?.isWaiting ?? false
     }
 
+    /// The payload of `operation`'s request, if it waits or holds.
+    func payload(of operation: ObjectIdentifier) -> AnyObject? {
+        records[operation]?.payload
+    }
+
+    /// The waiting requests whose payload `matches` (for a queue that is suspended). O(requests).
+    func waitingRequests(where matches: (AnyObject?) -> Bool) -> [Request] {
+        records.values.filter { $0.isWaiting && matches($0.payload) }.map(\.asMade)
+    }
+
     /// Hands out the turns of the waiters counted down to zero: grants those that are granted at
     /// their turn, marks the others offered. Returns both, by sequence number.
     mutating func takeTurns() -> [ObjectIdentifier] {
-        var result: [ObjectIdentifier] = []
+        takeTurnRequests().map(\.operation)
+    }
+
+    /// ``takeTurns()``, returning the requests.
+    mutating func takeTurnRequests() -> [Request] {
+        var result: [Request] = []
         if turned.count == 1 {
             // The common case, without copying the list.
             let record = turned.removeLast()
             if record.isWaiting && record.blocked == 0 {
                 if record.request.grantsAtTurn {
                     grant(record)
-                    result.append(record.request.operation)
+                    result.append(record.asMade)
                 } else if !record.offered {
                     record.offered = true
-                    result.append(record.request.operation)
+                    result.append(record.asMade)
                 }
             }
         }
@@ -231,10 +284,10 @@ struct ExclusivityStateMachine {
             for record in candidates where record.isWaiting && record.blocked == 0 {
                 if record.request.grantsAtTurn {
                     grant(record)
-                    result.append(record.request.operation)
+                    result.append(record.asMade)
                 } else if !record.offered {
                     record.offered = true
-                    result.append(record.request.operation)
+                    result.append(record.asMade)
                 }
             }
         }
@@ -278,6 +331,7 @@ struct ExclusivityStateMachine {
         let wasGranted = record.isGranted
         record.isGone = true
         record.isGranted = false
+        record.payload = nil
         for name in record.request.categories {
             guard let category = categories[name] else { continue }
             if wasGranted {
@@ -293,8 +347,29 @@ struct ExclusivityStateMachine {
                 advanceFront(of: category)
                 compactIfNeeded(category)
             }
-            if category.isUnused { categories[name] = nil }
+            if category.isUnused { park(category) }
         }
+    }
+
+    /// `category`, in use again if it was parked.
+    private mutating func unparked(_ category: Category) -> Category {
+        if category.isParked {
+            category.isParked = false
+            unusedCategories -= 1
+        }
+        return category
+    }
+
+    /// `category` became unused: it is kept for reuse, and the unused ones are swept once they
+    /// are many (O(categories), paid for by as many releases).
+    private mutating func park(_ category: Category) {
+        guard !category.isParked else { return }
+        category.isParked = true
+        unusedCategories += 1
+        guard unusedCategories > 32, unusedCategories * 2 > categories.count else { return }
+        work &+= UInt64(categories.count)
+        categories = categories.filter { !$0.value.isParked }
+        unusedCategories = 0
     }
 
     // MARK: Waiting
@@ -397,7 +472,9 @@ struct ExclusivityStateMachine {
     }
 
     private mutating func category(named name: String) -> Category {
-        if let category = categories[name] { return category }
+        if let category = categories[name] {
+            return unparked(category)
+        }
         let created = Category()
         categories[name] = created
         return created
@@ -409,6 +486,9 @@ struct ExclusivityStateMachine {
     func holders(of category: String) -> [ObjectIdentifier] {
         categories[category]?.holders ?? []
     }
+
+    /// How many categories the machine keeps, in use or parked for reuse (for tests).
+    var keptCategoryCount: Int { categories.count }
 
     /// Every held category and its holders (for tests and diagnostics).
     var holders: [String: [ObjectIdentifier]] {
@@ -436,7 +516,7 @@ struct ExclusivityStateMachine {
     /// Traps if a count or a line is not what it should be. O(requests + entries).
     func checkInvariants() {
         for (name, category) in categories {
-            precondition(!category.isUnused, "Internal inconsistency: unused category \(name) kept")
+            precondition(category.isUnused == category.isParked, "Internal inconsistency: category \(name) parked: \(category.isParked)")
             if let front = category.front {
                 precondition(front.isWaiting, "Internal inconsistency: dead front in \(name)")
             }
@@ -446,6 +526,8 @@ struct ExclusivityStateMachine {
             precondition(zip(live, live.dropFirst()).allSatisfy { $0.request.sequence < $1.request.sequence },
                          "Internal inconsistency: line of \(name) out of order")
         }
+        precondition(categories.values.filter(\.isParked).count == unusedCategories,
+                     "Internal inconsistency: \(unusedCategories) unused categories counted")
         for (operation, record) in records where record.isWaiting {
             var blocked = 0
             for name in record.request.categories {

@@ -16,7 +16,9 @@ extension Op {
         if let misplaced = condition.misplacedExclusivity {
             misuse("addCondition(_:) on \(self) was given \(condition.name), where \(misplaced.name) cannot be honoured: an exclusivity category is held while the operation runs, whatever other conditions say. Add .mutuallyExclusive on its own, or inside .all.")
         }
-        let accepted = withState { machine in
+        // A transition, not a plain access: the flags then say that the operation has gates, so
+        // that its queue evaluates them as it adds it (see `OpQueue.enqueue`).
+        let accepted = transition { machine in
             machine.queue == nil && machine.addCondition(condition)
         }
         if !accepted {
@@ -88,19 +90,23 @@ extension Op {
     /// ``Exclusivity``). Returns the start to perform: `.skip` (its slot goes back) if they are
     /// not granted now: the operation waits for its turn, holding nothing, or stepped aside
     /// because its queue is suspended.
-    final func takeCategoriesToStart(generation: UInt32) -> OpStateMachine.StartAction {
-        guard let (categories, sequence, queue, group) = withState({ $0.exclusivityRequest(generation: generation) }) else {
-            return .skip
-        }
-        switch Exclusivity.acquire(self, categories: categoriesToRequest(categories), sequence: sequence,
-                                   generation: generation, queue: queue, ancestors: group.map { [$0] + $0.ancestors } ?? []) {
+    final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> OpStateMachine.StartAction {
+        let generation = request.generation
+        switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), sequence: request.sequence,
+                                   generation: generation, queue: request.queue,
+                                   ancestors: request.group.map { [$0] + $0.ancestors } ?? []) {
         case .granted:
             let (start, givesBack) = lifecycleTransition { $0.categoriesTaken(generation: generation) }
             if givesBack {
-                Exclusivity.release(self, sequence: sequence)
+                Exclusivity.release(self, sequence: request.sequence)
             }
             return start
         case .waiting:
+            // A dependency added, or a cancellation, since the queue started it withdrew its
+            // request, perhaps before it was made: withdrawn again now, so that none is left.
+            if withState({ $0.categoryRequestIsStale(generation: generation) }) {
+                Exclusivity.release(self, sequence: request.sequence)
+            }
             return .skip
         case .steppedAside:
             exclusivitySteppedAside(generation: generation)

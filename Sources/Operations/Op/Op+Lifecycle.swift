@@ -55,8 +55,8 @@ extension Op {
     /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
     final func runFromQueue(ticket: Op.Ticket) -> QueueRunOutcome {
         var action = lifecycleTransition { $0.startFromQueue(ticket: ticket) }
-        if case .takeCategories(let generation) = action {
-            action = takeCategoriesToStart(generation: generation)
+        if case .takeCategories(let request) = action {
+            action = takeCategoriesToStart(request)
         }
         switch action {
         case .run:

@@ -76,7 +76,11 @@ extension OpStateMachine {
         if condition.mayAskForMore {
             let categories = condition.exclusivityCategories
             if !categories.isEmpty {
-                extras.exclusivityCategories = Array(Set(extras.exclusivityCategories + categories)).sorted()
+                if extras.exclusivityCategories.isEmpty && categories.count == 1 {
+                    extras.exclusivityCategories = categories   // the common case: one category
+                } else {
+                    extras.exclusivityCategories = Array(Set(extras.exclusivityCategories + categories)).sorted()
+                }
                 isExclusive = true
             }
             extras.conditionDependencies += condition.contributedDependencies
@@ -128,7 +132,7 @@ extension OpStateMachine {
             if error == nil { extras.error = failure }
             isCancelled = true
         } else if isExclusive {
-            extras.ensureGateState().exclusivitySequence = ExclusivityStateMachine.nextSequence()
+            extras.exclusivitySequence = ExclusivityStateMachine.nextSequence()
         }
         gate = .open
         return scheduleIfReady()
@@ -137,20 +141,20 @@ extension OpStateMachine {
     // MARK: Exclusivity, in a queue
 
     /// Called as the queue starts the operation (``startFromQueue(ticket:)``): an exclusive
-    /// operation that is not cancelled takes its categories first. Returns the gate's generation
-    /// if so (the gate moves to ``Gate/waitingForExclusivity``).
-    mutating func takesCategoriesAtStart() -> UInt32? {
+    /// operation that is not cancelled takes its categories first. Returns what it asks for if so
+    /// (the gate moves to ``Gate/waitingForExclusivity``).
+    mutating func takesCategoriesAtStart() -> CategoryRequest? {
         guard isExclusive, !isCancelled, let extras else { return nil }
         gate = .waitingForExclusivity
-        return extras.gateGeneration
+        return CategoryRequest(generation: extras.gateGeneration, sequence: extras.exclusivitySequence,
+                               categories: extras.exclusivityCategories, queue: queue, group: group)
     }
 
-    /// What an exclusivity request needs, read as the queue starts the operation: `nil` if the
-    /// gate moved on since ``takesCategoriesAtStart()`` returned `generation`.
-    func exclusivityRequest(generation: UInt32) -> (categories: [String], sequence: UInt64, queue: OpQueue?, group: GroupOp?)? {
-        guard lifecycle == .pending, gate == .waitingForExclusivity, let extras,
-              extras.gateGeneration == generation else { return nil }
-        return (extras.exclusivityCategories, extras.gateState?.exclusivitySequence ?? 0, queue, group)
+    /// Whether the exclusivity request the operation made with the gate's `generation` is stale:
+    /// it has not started, and got a dependency (the gate closed again) or was cancelled since.
+    /// (Its turn may have come meanwhile: that does not make it stale.)
+    func categoryRequestIsStale(generation: UInt32) -> Bool {
+        lifecycle == .pending && (isCancelled || extras?.gateGeneration != generation)
     }
 
     /// The categories were granted to the operation its queue is starting. Returns the start,
@@ -216,14 +220,14 @@ extension OpStateMachine {
             isCancelled = true
         }
         guard isExclusive && !isCancelled else { return false }
-        extras.ensureGateState().exclusivitySequence = ExclusivityStateMachine.nextSequence()
+        extras.exclusivitySequence = ExclusivityStateMachine.nextSequence()
         gate = .waitingForExclusivity
         return true
     }
 
     /// The place of the operation's exclusivity request in the order of requests.
     var exclusivitySequence: UInt64 {
-        extras?.gateState?.exclusivitySequence ?? 0
+        extras?.exclusivitySequence ?? 0
     }
 
     /// The gates of an operation started by hand are passed (or a cancellation ended the wait):
@@ -263,7 +267,7 @@ extension OpStateMachine {
             gateState.conditionTask = nil
         }
         if wasPassing && isExclusive {
-            closing.withdrawsRequest = gateState.exclusivitySequence
+            closing.withdrawsRequest = extras.exclusivitySequence
         }
         if closing.cancelsTask != nil || closing.withdrawsRequest != nil {
             gateState.closing = closing
@@ -290,13 +294,14 @@ extension OpStateMachine {
     /// even have been granted its categories by a start that has not begun it yet: that start
     /// finishes it without running), and the wait of a `start()` called by hand.
     mutating func gateWorkToCancel() -> GateWork? {
-        guard let gateState = extras?.gateState else { return nil }
+        guard let extras else { return nil }
         let withdraws = isExclusive && lifecycle == .pending && gate != .closed && gate != .evaluating
-        guard gateState.conditionTask != nil || gateState.waker != nil || withdraws else { return nil }
-        let task = gateState.conditionTask
-        gateState.conditionTask = nil
-        return GateWork(task: task, waker: gateState.waker,
-                        withdrawsRequest: withdraws ? gateState.exclusivitySequence : nil)
+        let gateState = extras.gateState
+        guard gateState?.conditionTask != nil || gateState?.waker != nil || withdraws else { return nil }
+        let task = gateState?.conditionTask
+        gateState?.conditionTask = nil
+        return GateWork(task: task, waker: gateState?.waker,
+                        withdrawsRequest: withdraws ? extras.exclusivitySequence : nil)
     }
 
     /// Hands over the dependencies contributed by conditions, to be added to the queue.

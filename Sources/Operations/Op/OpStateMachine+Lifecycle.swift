@@ -63,8 +63,8 @@ extension OpStateMachine {
         /// thread, then start again.
         case passGates
         /// The queue starts an exclusive operation: it takes its categories first (see
-        /// ``takesCategoriesAtStart()``), for the gate's `generation`.
-        case takeCategories(generation: UInt32)
+        /// ``takesCategoriesAtStart()``).
+        case takeCategories(CategoryRequest)
         /// The queue's ready-list entry is out of date (the priority changed, or the operation
         /// is not ready any more): give back the slot; the operation is rescheduled when due.
         case skip
@@ -97,7 +97,7 @@ extension OpStateMachine {
         guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
         isScheduled = false
         guard isReady else { return .skip }
-        if let generation = takesCategoriesAtStart() { return .takeCategories(generation: generation) }
+        if let request = takesCategoriesAtStart() { return .takeCategories(request) }
         return begin()
     }
 

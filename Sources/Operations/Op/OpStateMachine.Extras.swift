@@ -42,6 +42,9 @@ extension OpStateMachine {
         var conditionDependencies: [Op] = []
         /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
         var exclusivityCategories: [String] = []
+        /// The operation's place in the order of exclusivity requests, given when its conditions
+        /// passed (see ``ExclusivityStateMachine/nextSequence()``).
+        var exclusivitySequence: UInt64 = 0
         /// The gate's state besides ``OpStateMachine/gate``, once the operation passes
         /// conditions (see `OpStateMachine+Gates.swift`).
         var gateState: OpStateMachine.GateState?

@@ -11,9 +11,6 @@ extension OpStateMachine {
         /// meant for an earlier pass carries an older number and is ignored. Wraps; compared for
         /// equality only.
         var generation: UInt32 = 0
-        /// The operation's place in the order of exclusivity requests, given when its conditions
-        /// passed (see ``ExclusivityStateMachine/nextSequence()``).
-        var exclusivitySequence: UInt64 = 0
         /// The task evaluating the `async` conditions, cancelled with the operation.
         var conditionTask: Task<Void, Never>?
         /// Wakes a `start()` called by hand that waits for its conditions or its categories; a
@@ -53,6 +50,26 @@ extension OpStateMachine {
                 Exclusivity.release(operation, sequence: withdrawsRequest)
             }
             waker?.signal()
+        }
+    }
+
+    /// What an operation that its queue starts asks of the exclusivity table (see
+    /// ``OpStateMachine/takesCategoriesAtStart()``).
+    struct CategoryRequest: Equatable {
+        /// The gate's generation the request is made for.
+        var generation: UInt32
+        /// Its place in the order of requests.
+        var sequence: UInt64
+        /// Its own categories (a group adds its children's).
+        var categories: [String]
+        /// Its queue.
+        var queue: OpQueue?
+        /// The group it is a child of, if any.
+        var group: GroupOp?
+
+        static func == (lhs: CategoryRequest, rhs: CategoryRequest) -> Bool {
+            lhs.generation == rhs.generation && lhs.sequence == rhs.sequence && lhs.categories == rhs.categories
+                && lhs.queue === rhs.queue && lhs.group === rhs.group
         }
     }
 }

@@ -249,9 +249,9 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
             var exclusivity: Exclusivity.Suspension?
             updateSetting(.isSuspended) { machine in
                 let old = machine.isSuspended
-                // Under the queue's lock: its operations that wait for exclusivity categories
-                // stop waiting, so that they keep nobody waiting while it is suspended.
-                if newValue && !old { exclusivity = Exclusivity.queueSuspended(self) }
+                // Under the queue's lock: the exclusivity table learns it with the queue, and the
+                // operations that wait for categories stop waiting while it is suspended.
+                if newValue != old { exclusivity = Exclusivity.queue(self, isSuspended: newValue) }
                 return (machine.setSuspended(newValue), old, newValue)
             }
             exclusivity?.perform()

@@ -59,4 +59,15 @@ import Testing
         #expect(order == stride(from: 0, to: count, by: 2).map { ObjectIdentifier(tokens[$0]) })
         #expect(machine.work <= UInt64(8 * count), "visited \(machine.work) entries for \(count) requests")
     }
+
+    @Test func categoriesUsedOnceDoNotPileUp() {
+        let token = Token()
+        var machine = ExclusivityStateMachine()
+        for index in 0..<10_000 {
+            check(machine.request(Self.request(token, ["once-\(index)"])))
+            check(machine.release(ObjectIdentifier(token)).isEmpty)
+        }
+        #expect(machine.keptCategoryCount <= 64, "\(machine.keptCategoryCount) categories kept")
+        #expect(machine.work <= 40_000, "visited \(machine.work) entries")
+    }
 }

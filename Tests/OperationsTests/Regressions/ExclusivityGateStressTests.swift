@@ -8,6 +8,11 @@ import Foundation
 /// every one finishes, no two of a category ever run at once, and nothing holds a category at the
 /// end (issue 22, defects 9, 15 and 18 together).
 @Suite struct ExclusivityGateStressTests {
+    private final class WeakBox: @unchecked Sendable {
+        // @unchecked Sendable: written once before it is shared; reading a weak reference is safe.
+        weak var object: Op?
+    }
+
     /// A small seeded generator (SplitMix64), so that a failure can be replayed.
     private struct Random {
         var state: UInt64
@@ -96,6 +101,20 @@ import Foundation
             }
             for queue in queues { queue.isSuspended = false }
             let finished = eventually(seconds: 30) { operations.allSatisfy(\.isFinished) }
+            if finished {
+                // Nothing keeps them once they finished: neither the table nor its lines.
+                let weak = operations.map { operation -> WeakBox in
+                    let box = WeakBox()
+                    box.object = operation
+                    return box
+                }
+                operations = []
+                if !eventually(seconds: 10, { weak.allSatisfy { $0.object == nil } }) {
+                    let kept = weak.compactMap(\.object)
+                    failures.append("round \(round): \(kept.count) finished operations not released, the first \(kept[0].description)")
+                    break
+                }
+            }
             if !finished {
                 let stuck = operations.filter { !$0.isFinished }
                 failures.append("round \(round): \(stuck.count) operations never finished, the first \(stuck.first!.description)")
