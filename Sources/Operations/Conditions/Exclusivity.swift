@@ -105,7 +105,7 @@ enum Exclusivity {
     /// request) and tells the operations whose turn came. With `sequence`, only what the request
     /// of that sequence number asked for or got.
     static func release(_ operation: Op, sequence: UInt64? = nil) {
-        let (released, turns): (ExclusivityStateMachine.Request?, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
+        let (released, turns): (AnyObject?, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
             let id = ObjectIdentifier(operation)
             if let sequence, !table.machine.knows(id, sequence: sequence) { return (nil, []) }
             let (released, turns) = table.machine.releaseReturningRequests(id)

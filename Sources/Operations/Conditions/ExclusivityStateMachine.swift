@@ -44,8 +44,9 @@ struct ExclusivityStateMachine {
         /// Whether the request is granted as soon as its turn comes, rather than offered.
         let grantsAtTurn: Bool
         /// What the storage keeps with the request (the operation itself), kept alive while the
-        /// request waits or holds, and handed back with its turn.
-        let payload: AnyObject?
+        /// request waits or holds, and handed back with its turn (the machine drops it when the
+        /// request is gone).
+        var payload: AnyObject?
 
         init(operation: ObjectIdentifier, categories: [String], ancestors: Set<ObjectIdentifier>,
              sequence: UInt64 = ExclusivityStateMachine.nextSequence(), grantsAtTurn: Bool = true,
@@ -72,7 +73,9 @@ struct ExclusivityStateMachine {
     /// its categories are given back. The lines and lists refer to it directly, so that the
     /// counts are kept without looking anything up.
     private final class Record {
-        let request: Request
+        /// The request; its payload is dropped as soon as the request is gone (a dead line entry
+        /// must not keep an operation alive).
+        var request: Request
         /// Whether it comes from inside a group that holds a category: it ignores reservations,
         /// and waits in the categories' `bypassers` instead of their lines.
         let bypasses: Bool
@@ -94,22 +97,9 @@ struct ExclusivityStateMachine {
         @exclusivity(unchecked) var isGone = false
         #endif
 
-        /// The request's payload, kept while the request waits or holds, and dropped as soon as it
-        /// is gone (a dead line entry must not keep an operation alive).
-        var payload: AnyObject?
-
         init(_ request: Request, bypasses: Bool) {
-            self.request = Request(operation: request.operation, categories: request.categories,
-                                   ancestors: request.ancestors, sequence: request.sequence,
-                                   grantsAtTurn: request.grantsAtTurn)
-            self.payload = request.payload
+            self.request = request
             self.bypasses = bypasses
-        }
-
-        /// The request, with its payload.
-        var asMade: Request {
-            Request(operation: request.operation, categories: request.categories, ancestors: request.ancestors,
-                    sequence: request.sequence, grantsAtTurn: request.grantsAtTurn, payload: payload)
         }
 
         /// Whether it waits (its entries in the lines are live).
@@ -222,14 +212,12 @@ struct ExclusivityStateMachine {
         releaseReturningRequests(operation).turns.map(\.operation)
     }
 
-    /// ``release(_:)``, returning the request given up (the caller releases its payload outside
-    /// its lock) and the requests whose turn came.
-    mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: Request?, turns: [Request]) {
-        let record = records[operation]
-        let released = record?.asMade
-        if let record {
-            remove(record)
-        }
+    /// ``release(_:)``, returning the payload of the request given up (the caller releases it
+    /// outside its lock) and the requests whose turn came.
+    mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: AnyObject?, turns: [Request]) {
+        guard let record = records[operation] else { return (nil, takeTurnRequests()) }
+        let released = record.request.payload
+        remove(record)
         return (released, takeTurnRequests())
     }
 
@@ -246,12 +234,12 @@ struct ExclusivityStateMachine {
 
     /// The payload of `operation`'s request, if it waits or holds.
     func payload(of operation: ObjectIdentifier) -> AnyObject? {
-        records[operation]?.payload
+        records[operation]?.request.payload
     }
 
     /// The waiting requests whose payload `matches` (for a queue that is suspended). O(requests).
     func waitingRequests(where matches: (AnyObject?) -> Bool) -> [Request] {
-        records.values.filter { $0.isWaiting && matches($0.payload) }.map(\.asMade)
+        records.values.filter { $0.isWaiting && matches($0.request.payload) }.map(\.request)
     }
 
     /// Hands out the turns of the waiters counted down to zero: grants those that are granted at
@@ -269,10 +257,10 @@ struct ExclusivityStateMachine {
             if record.isWaiting && record.blocked == 0 {
                 if record.request.grantsAtTurn {
                     grant(record)
-                    result.append(record.asMade)
+                    result.append(record.request)
                 } else if !record.offered {
                     record.offered = true
-                    result.append(record.asMade)
+                    result.append(record.request)
                 }
             }
         }
@@ -284,10 +272,10 @@ struct ExclusivityStateMachine {
             for record in candidates where record.isWaiting && record.blocked == 0 {
                 if record.request.grantsAtTurn {
                     grant(record)
-                    result.append(record.asMade)
+                    result.append(record.request)
                 } else if !record.offered {
                     record.offered = true
-                    result.append(record.asMade)
+                    result.append(record.request)
                 }
             }
         }
@@ -327,11 +315,11 @@ struct ExclusivityStateMachine {
     /// Gives back what `record` holds, or withdraws it if it waits.
     private mutating func remove(_ record: Record) {
         let operation = record.request.operation
-        if records[operation] === record { records[operation] = nil }
+        if records[operation] === record { records.removeValue(forKey: operation) }
         let wasGranted = record.isGranted
         record.isGone = true
         record.isGranted = false
-        record.payload = nil
+        record.request.payload = nil
         for name in record.request.categories {
             guard let category = categories[name] else { continue }
             if wasGranted {

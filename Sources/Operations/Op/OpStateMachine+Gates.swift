@@ -62,6 +62,13 @@ extension OpStateMachine {
     mutating func beginPassingGates() -> GateStep {
         guard gate != .open && !isCancelled else { return .open }
         guard gate == .closed else { return .beingPassed }
+        if let extras, !extras.hasConditionsToEvaluate {
+            // Only exclusivity: nothing to evaluate. The operation takes its place in the order
+            // of exclusivity requests now, and its categories when its queue starts it.
+            extras.exclusivitySequence = ExclusivityStateMachine.nextSequence()
+            gate = .open
+            return .open
+        }
         gate = .evaluating
         return .begun
     }
@@ -73,6 +80,7 @@ extension OpStateMachine {
         let extras = ensureExtras()
         extras.conditions.append(condition)
         if condition.isAsynchronous { extras.hasAsynchronousConditions = true }
+        if !condition.onlyAsksForExclusivity { extras.hasConditionsToEvaluate = true }
         if condition.mayAskForMore {
             let categories = condition.exclusivityCategories
             if !categories.isEmpty {
@@ -97,13 +105,15 @@ extension OpStateMachine {
     }
 
     /// Starts evaluating the conditions of an operation that is about to be added to a queue,
-    /// ready, with synchronous conditions only and no contributed dependencies: its queue then
+    /// ready, with synchronous conditions only (one that has only exclusivity passes them as it
+    /// is added, with nothing to evaluate) and no contributed dependencies: its queue then
     /// puts it on the ready list with the others it adds (see ``OpQueue/enqueue(_:drainingHere:)``).
     /// Returns the conditions to evaluate and the gate's generation, or `nil` if the operation
     /// does not qualify.
     mutating func startPassingGatesEarly() -> (conditions: [OpCondition], generation: UInt32)? {
         guard lifecycle == .pending, queue == nil, gate == .closed, isReady, !isCancelled,
-              let extras, !extras.hasAsynchronousConditions, extras.conditionDependencies.isEmpty else { return nil }
+              let extras, extras.hasConditionsToEvaluate, !extras.hasAsynchronousConditions,
+              extras.conditionDependencies.isEmpty else { return nil }
         gate = .evaluating
         return (extras.conditions, extras.gateGeneration)
     }

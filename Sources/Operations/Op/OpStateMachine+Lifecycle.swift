@@ -83,7 +83,12 @@ extension OpStateMachine {
             if queue != nil { return .misuse(.startWhileEnqueued) }
             if !isReady { return .misuse(.startWhileNotReady) }
             switch beginPassingGates() {
-            case .open: return begin()
+            case .open:
+                guard isExclusive && !isCancelled else { return begin() }
+                // Only exclusivity: the categories are taken on the calling thread.
+                gate = .evaluating
+                beginManualStart()
+                return .passGates
             case .begun:
                 beginManualStart()
                 return .passGates

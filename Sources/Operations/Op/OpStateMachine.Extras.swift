@@ -35,6 +35,9 @@ extension OpStateMachine {
         #endif
         /// Whether a condition is `async` (the conditions are then evaluated in a task).
         var hasAsynchronousConditions = false
+        /// Whether a condition checks something: one that only asks for exclusivity categories
+        /// (``OpCondition/mutuallyExclusive(_:)``) always passes, and is not evaluated.
+        var hasConditionsToEvaluate = false
         /// The error of a `cancel(with:)` whose cancellation has not happened yet.
         var pendingCancellationError: (any Error)?
         /// Operations that conditions contributed as dependencies, to be added to the operation's
