@@ -84,9 +84,10 @@ import Testing
         var machine = OpStateMachine()
         _ = machine.enqueue(in: queue)
         _ = machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
-        check(machine.startFromQueue(ticket: 0) == .skip)
+        // The dependency withdrew the ready-list entry: its ticket is stale.
         check(!machine.isScheduled)
-        check(machine.dependencyFinished() == .schedule(queue, .init(priority: .normal, ticket: 0)))
+        check(machine.startFromQueue(ticket: 0) == .skip)
+        check(machine.dependencyFinished() == .schedule(queue, .init(priority: .normal, ticket: 1)))
     }
 
     @Test func cancellationMakesAWaitingOperationReadyAndSchedulesIt() {

@@ -181,6 +181,7 @@ import Testing
         case .ignore: "ignore"
         case .skip: "skip"
         case .passGates: "passGates (the states here have no conditions)"
+        case .takeCategories: "takeCategories (the states here have no conditions)"
         case .misuse(let misuse): "misuse(\(misuse))"
         }
     }

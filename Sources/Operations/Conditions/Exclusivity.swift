@@ -1,40 +1,182 @@
+import Dispatch
+
 /// The process-wide table of mutual-exclusivity categories (see ``OpCondition/mutuallyExclusive(_:)``
 /// and ``ExclusivityStateMachine``): takes its lock, runs the machine, and tells the operations
-/// whose requests were granted after unlocking.
+/// whose turn came after unlocking.
+///
+/// **When an operation asks.** An operation in a queue asks for its categories when its queue
+/// starts it: it has a slot, its queue is not suspended, and no barrier holds it back. If they
+/// are not available, it gives the slot back and waits, holding nothing; when its turn comes, it
+/// goes to the front of its queue's ready list and asks again as the queue starts it. An operation
+/// whose queue is suspended does not wait: it goes back on the ready list, and asks (with its
+/// place in the order of requests, taken when its conditions passed) once the queue resumed. An
+/// operation started by hand asks on the calling thread, which waits for the grant.
+///
+/// **Locks.** The table's lock is the innermost of the library's: a queue tells the table of its
+/// suspension with its own lock held, so that the table's copy of "suspended" changes together
+/// with the queue's, and a request, which reads the copy, never waits for a suspended queue.
+/// Nothing else is locked under the table's lock, and nothing is called or released under it.
 enum Exclusivity {
-    /// The table and the operations it names (kept alive while they hold or wait).
+    /// The operation behind a request (the request's payload), kept alive while it holds or waits.
+    fileprivate final class Asker {
+        let operation: Op
+        /// Its queue, if it asks as its queue starts it (withdrawn when the queue is suspended).
+        let queue: ObjectIdentifier?
+        /// The gate's generation its turn or its suspension is meant for.
+        let generation: UInt32
+        /// Wakes the thread of a `start()` called by hand (its request is granted at its turn).
+        let waker: DispatchSemaphore?
+
+        init(operation: Op, queue: ObjectIdentifier?, generation: UInt32, waker: DispatchSemaphore?) {
+            self.operation = operation
+            self.queue = queue
+            self.generation = generation
+            self.waker = waker
+        }
+    }
+
+    /// A suspended queue, held weakly: a queue released while suspended is no longer counted
+    /// (another queue may get its address).
+    private struct SuspendedQueue {
+        weak var queue: OpQueue?
+    }
+
+    /// The table.
     private struct Table {
         var machine = ExclusivityStateMachine()
-        var operations: [ObjectIdentifier: (operation: Op, granted: @Sendable () -> Void)] = [:]
+        /// The queues that are suspended, as they told (see ``Exclusivity/queue(_:isSuspended:)``).
+        var suspendedQueues: [ObjectIdentifier: SuspendedQueue] = [:]
+
+        func isSuspended(_ queue: OpQueue) -> Bool {
+            guard !suspendedQueues.isEmpty else { return false }
+            return suspendedQueues[ObjectIdentifier(queue)]?.queue === queue
+        }
+
+        /// The operation of `operation`'s request, if it holds or waits.
+        func operation(_ operation: ObjectIdentifier) -> Op? {
+            (machine.payload(of: operation) as? Asker)?.operation
+        }
     }
 
     private static let table = LockedBox(Table())
 
-    /// Asks for `operation`'s `categories`; `granted` is called once they are granted (at once, on
-    /// this thread, if they are available). An operation that already finished asks for nothing.
-    static func request(_ operation: Op, categories: [String], granted: @escaping @Sendable () -> Void) {
-        let request = ExclusivityStateMachine.Request(
-            operation: ObjectIdentifier(operation), categories: categories,
-            ancestors: Set(operation.ancestors.map(ObjectIdentifier.init)))
-        let grantedNow: Bool? = table.withLockedValue { table in
-            // Checked under the table's lock: an operation that finishes after this check gives
-            // back (with `release`, which takes this lock) what this call takes.
-            guard !operation.isFinished else { return nil }
-            table.operations[request.operation] = (operation, granted)
-            return table.machine.request(request)
-        }
-        if grantedNow == true { granted() }
+    /// What asking for categories came to.
+    enum Outcome: Equatable {
+        /// They are the operation's now: it runs.
+        case granted
+        /// It waits for them, holding nothing; its turn comes later.
+        case waiting
+        /// Its queue is suspended: it did not ask, and goes back on the ready list.
+        case steppedAside
     }
 
-    /// `operation` finished: gives back its categories (or withdraws its request) and tells the
-    /// operations granted now.
-    static func release(_ operation: Op) {
-        let granted: [@Sendable () -> Void] = table.withLockedValue { table in
-            let released = table.operations.removeValue(forKey: ObjectIdentifier(operation))
-            guard released != nil else { return [] }
-            return table.machine.release(ObjectIdentifier(operation)).compactMap { table.operations[$0]?.granted }
+    /// Asks for `operation`'s `categories`, as its `queue` starts it (`nil`: started by hand, and
+    /// `waker` is signalled when they are granted). The request takes its place in the order of
+    /// requests by `sequence`; `ancestors` are the groups the operation is nested in.
+    static func acquire(_ operation: Op, categories: [String], sequence: UInt64, generation: UInt32,
+                        queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
+        let asker = Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation, waker: waker)
+        let request = ExclusivityStateMachine.Request(
+            operation: ObjectIdentifier(operation), categories: categories,
+            ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
+            sequence: sequence, grantsAtTurn: queue == nil, payload: asker)
+        let (outcome, turns): (Outcome, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
+            // An operation that already finished asks for nothing (it gave back, with `release`,
+            // whatever it had; an operation cancelled and finishing meanwhile gives back, after
+            // this, what this takes).
+            guard !operation.isFinished else { return (.waiting, []) }
+            // An operation whose queue is suspended is granted what is available (its queue
+            // started it before it was suspended: it runs now), but does not wait.
+            let mayWait = queue.map { !table.isSuspended($0) } ?? true
+            let granted = table.machine.request(request, mayWait: mayWait)
+            if !granted && !mayWait { return (.steppedAside, []) }
+            // Any turns come from an earlier request of the operation, given up (see `request`).
+            let turns = table.machine.takeTurnRequests()
+            #if OPERATIONS_INTERNAL_CHECKS
+            table.machine.checkInvariants()
+            #endif
+            return (granted ? .granted : .waiting, turns)
         }
-        for grant in granted { grant() }
+        tell(turns)   // after the lock is released
+        return outcome
+    }
+
+    /// `operation` finished, or no longer asks: gives back its categories (or withdraws its
+    /// request) and tells the operations whose turn came. With `sequence`, only what the request
+    /// of that sequence number asked for or got.
+    static func release(_ operation: Op, sequence: UInt64? = nil) {
+        let (released, turns): (AnyObject?, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
+            let id = ObjectIdentifier(operation)
+            if let sequence, !table.machine.knows(id, sequence: sequence) { return (nil, []) }
+            let (released, turns) = table.machine.releaseReturningRequests(id)
+            #if OPERATIONS_INTERNAL_CHECKS
+            table.machine.checkInvariants()
+            #endif
+            return (released, turns)
+        }
+        withExtendedLifetime(released) {}   // its operation is released outside the lock
+        tell(turns)
+    }
+
+    /// `queue` is suspended or resumed (called with its lock held, as it changes). Suspended,
+    /// the requests of its operations are withdrawn, so that they keep nobody waiting while it is,
+    /// and no new one waits. Returns what to do once the queue's lock is released.
+    ///
+    /// - Complexity: O(operations that hold or wait for categories, in every queue) to suspend:
+    ///   suspending is rare, and the table is not indexed by queue for it.
+    static func queue(_ queue: OpQueue, isSuspended suspended: Bool) -> Suspension {
+        table.withLockedValue { table in
+            let id = ObjectIdentifier(queue)
+            guard suspended else {
+                table.suspendedQueues[id] = nil
+                return Suspension(steppedAside: [], turns: [])
+            }
+            // Queues released while suspended are forgotten now and then.
+            if table.suspendedQueues.count > 16 {
+                table.suspendedQueues = table.suspendedQueues.filter { $0.value.queue != nil }
+            }
+            table.suspendedQueues[id] = SuspendedQueue(queue: queue)
+            let waiting = table.machine.waitingRequests { ($0 as? Asker)?.queue == id }
+            guard !waiting.isEmpty else { return Suspension(steppedAside: [], turns: []) }
+            var turns: [ExclusivityStateMachine.Request] = []
+            for request in waiting {
+                turns += table.machine.releaseReturningRequests(request.operation).turns
+            }
+            #if OPERATIONS_INTERNAL_CHECKS
+            table.machine.checkInvariants()
+            #endif
+            return Suspension(steppedAside: waiting, turns: turns)
+        }
+    }
+
+    /// What a queue's suspension asks for once its lock is released.
+    struct Suspension {
+        fileprivate let steppedAside: [ExclusivityStateMachine.Request]
+        fileprivate let turns: [ExclusivityStateMachine.Request]
+
+        /// The operations that waited go back on their queue's ready list; those whose turn came
+        /// are told.
+        func perform() {
+            for request in steppedAside {
+                if let asker = request.payload as? Asker {
+                    asker.operation.exclusivitySteppedAside(generation: asker.generation)
+                }
+            }
+            Exclusivity.tell(turns)
+        }
+    }
+
+    /// Tells the operations whose turn came: one started by hand holds its categories now and its
+    /// thread wakes; one in a queue goes to the front of its queue's ready list.
+    private static func tell(_ turns: [ExclusivityStateMachine.Request]) {
+        for request in turns {
+            guard let asker = request.payload as? Asker else { continue }
+            if let waker = asker.waker {
+                waker.signal()
+            } else {
+                asker.operation.exclusivityTurnCame(generation: asker.generation)
+            }
+        }
     }
 
     /// What keeps `operation` waiting for its categories (for ``OpQueue/dump()``): `nil` if it
@@ -43,8 +185,8 @@ enum Exclusivity {
         table.withLockedValue { table in
             table.machine.blockers(of: ObjectIdentifier(operation))?.map { blocker in
                 Blocker(category: blocker.category,
-                        holders: blocker.holders.compactMap { table.operations[$0]?.operation },
-                        earlierRequests: blocker.earlierRequests.compactMap { table.operations[$0]?.operation })
+                        holders: blocker.holders.compactMap { table.operation($0) },
+                        earlierRequests: blocker.earlierRequests.compactMap { table.operation($0) })
             }
         }
     }
@@ -52,7 +194,7 @@ enum Exclusivity {
     /// The operations that hold `category` now, outermost first (for diagnostics and tests).
     static func holders(of category: String) -> [Op] {
         table.withLockedValue { table in
-            table.machine.holders(of: category).compactMap { table.operations[$0]?.operation }
+            table.machine.holders(of: category).compactMap { table.operation($0) }
         }
     }
 }

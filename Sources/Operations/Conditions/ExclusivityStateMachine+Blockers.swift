@@ -5,23 +5,20 @@ extension ExclusivityStateMachine {
     /// The categories that keep `operation`'s request waiting: held by someone else than its
     /// ancestors, or (held by nobody) reserved by an older waiting request. `nil` if `operation`
     /// does not wait (it holds its categories, or never asked); empty if nothing holds it any more
-    /// (the next release grants it).
+    /// (its turn came: it takes the categories when its queue starts it).
+    ///
+    /// - Complexity: O(requests waiting for its categories): for diagnostics only.
     func blockers(of operation: ObjectIdentifier) -> [Blocker]? {
-        guard let index = waiting.firstIndex(where: { $0.operation == operation }) else { return nil }
-        let request = waiting[index]
-        let older = waiting[..<index]
-        // As in `isAvailable(_:reserved:)`: inside a group that holds a category, reservations
-        // do not count.
-        let ignoresReservations = !request.ancestors.isEmpty
-            && holders.values.contains { stack in stack.contains { request.ancestors.contains($0) } }
+        guard let (request, bypasses) = waitingRequest(of: operation) else { return nil }
         var blockers: [Blocker] = []
         for category in request.categories {
-            if let stack = holders[category], let innermost = stack.last {
-                guard !request.ancestors.contains(innermost) else { continue }
+            let stack = holders(of: category)
+            if let innermost = stack.last, !request.ancestors.contains(innermost) {
                 blockers.append(Blocker(category: category, holders: stack.filter { !request.ancestors.contains($0) },
                                         earlierRequests: []))
-            } else if !ignoresReservations {
-                let reserving = older.filter { $0.categories.contains(category) }.map(\.operation)
+            } else if !bypasses {
+                // As in `request(_:)`: inside a group that holds a category, reservations do not count.
+                let reserving = olderWaiters(in: category, than: request.sequence)
                 if !reserving.isEmpty {
                     blockers.append(Blocker(category: category, holders: [], earlierRequests: reserving))
                 }

@@ -1,5 +1,7 @@
+import Synchronization
+
 /// Who holds which mutual-exclusivity category, and who waits for which, as a pure state machine
-/// (``Exclusivity`` takes the lock and tells the granted operations).
+/// (``Exclusivity`` takes the lock and tells the operations whose turn came).
 ///
 /// **All or none.** A request names every category an operation needs; it is granted only when
 /// all of them are available, so a waiting operation holds nothing, and operations that hold
@@ -10,10 +12,23 @@
 /// the category still exclude each other. A group asks for its own categories together with those
 /// of the children it has at that moment, so that those children never wait while it holds.
 ///
-/// **Order.** Requests are granted in the order they were made: a waiting request reserves the
-/// categories it needs, and a later request for one of them waits behind it, unless the later one
-/// comes from inside a group that holds a category (the group cannot give it back before its
-/// children are done, so whoever waits for the group waits for them anyway).
+/// **Order.** Requests are served in the order of their sequence numbers (the order in which the
+/// operations passed their conditions): a waiting request reserves the categories it needs, and a
+/// later request for one of them waits behind it, unless the later one comes from inside a group
+/// that holds a category (the group cannot give it back before its children are done, so whoever
+/// waits for the group waits for them anyway).
+///
+/// **Turns.** A waiting request whose categories all became available has its *turn*. One that
+/// ``Request/grantsAtTurn`` (an operation started by hand, whose thread waits) is granted then;
+/// any other is *offered* the categories: they stay reserved for it, and it takes them by asking
+/// again (``request(_:)``) when its queue starts it.
+///
+/// **Cost.** Each category keeps its waiting requests in a line sorted by sequence number, and
+/// each waiting request counts the categories that still keep it waiting (held by someone else,
+/// or reserved by an older request): a request, a grant and a release cost O(categories of the
+/// request) amortised, whatever the number of waiting requests (a request older than some that
+/// wait already, which is rare, walks back past them). Requests from inside a holding group wait
+/// outside the lines, in a short list per category.
 struct ExclusivityStateMachine {
     /// A request for categories.
     struct Request {
@@ -21,83 +36,495 @@ struct ExclusivityStateMachine {
         let operation: ObjectIdentifier
         /// The categories it needs, sorted, without repeats.
         let categories: [String]
-        /// The operation's ancestors (groups it is nested in), nearest first.
+        /// The operation's ancestors (groups it is nested in).
         let ancestors: Set<ObjectIdentifier>
+        /// Its place in the order of requests: older requests have smaller numbers (see
+        /// ``ExclusivityStateMachine/nextSequence()``).
+        let sequence: UInt64
+        /// Whether the request is granted as soon as its turn comes, rather than offered.
+        let grantsAtTurn: Bool
+        /// What the storage keeps with the request (the operation itself), kept alive while the
+        /// request waits or holds, and handed back with its turn (the machine drops it when the
+        /// request is gone).
+        var payload: AnyObject?
+
+        init(operation: ObjectIdentifier, categories: [String], ancestors: Set<ObjectIdentifier>,
+             sequence: UInt64 = ExclusivityStateMachine.nextSequence(), grantsAtTurn: Bool = true,
+             payload: AnyObject? = nil) {
+            self.operation = operation
+            self.categories = categories
+            self.ancestors = ancestors
+            self.sequence = sequence
+            self.grantsAtTurn = grantsAtTurn
+            self.payload = payload
+        }
     }
 
-    /// For each held category, its holders: the outermost first, each nested under the one before.
-    private(set) var holders: [String: [ObjectIdentifier]] = [:]
-    /// Requests not granted yet, oldest first.
-    private(set) var waiting: [Request] = []
+    /// Relaxed: sequence numbers need only be unique and ordered like the increments, which a
+    /// single atomic counter is.
+    private static let sequenceCounter = Atomic<UInt64>(0)
 
-    /// Whether `request` can be granted now, given the categories reserved by older requests.
+    /// A new sequence number, greater than every one handed out before.
+    static func nextSequence() -> UInt64 {
+        sequenceCounter.add(1, ordering: .relaxed).newValue
+    }
+
+    /// One operation's request, from the moment it is made until it is withdrawn or, granted,
+    /// its categories are given back. The lines and lists refer to it directly, so that the
+    /// counts are kept without looking anything up.
+    private final class Record {
+        /// The request; its payload is dropped as soon as the request is gone (a dead line entry
+        /// must not keep an operation alive).
+        var request: Request
+        /// Whether it comes from inside a group that holds a category: it ignores reservations,
+        /// and waits in the categories' `bypassers` instead of their lines.
+        let bypasses: Bool
+        // Only reached through the machine, which its storage's lock guards: the runtime's
+        // exclusivity checks are off outside the checked build, as for the operations' state.
+        #if OPERATIONS_INTERNAL_CHECKS
+        /// While it waits: how many of its categories keep it waiting; its turn comes at zero.
+        var blocked = 0
+        /// Whether its turn came and it was told so (and has not asked again since).
+        var offered = false
+        /// Whether it was granted: its operation holds the categories.
+        var isGranted = false
+        /// Whether it was withdrawn, or its categories given back.
+        var isGone = false
+        #else
+        @exclusivity(unchecked) var blocked = 0
+        @exclusivity(unchecked) var offered = false
+        @exclusivity(unchecked) var isGranted = false
+        @exclusivity(unchecked) var isGone = false
+        #endif
+
+        init(_ request: Request, bypasses: Bool) {
+            self.request = request
+            self.bypasses = bypasses
+        }
+
+        /// Whether it waits (its entries in the lines are live).
+        var isWaiting: Bool { !isGranted && !isGone }
+    }
+
+    /// One category in use: held, or waited for.
+    private final class Category {
+        #if OPERATIONS_INTERNAL_CHECKS
+        /// The holders: the outermost first, each nested under the one before.
+        var holders: [ObjectIdentifier] = []
+        /// The waiting requests that do not bypass reservations, sorted by sequence number. The
+        /// entries before `start` are gone; the entry at `start` (the front) is always live; later
+        /// entries may be dead (requests withdrawn), counted in `dead`.
+        var line: [Record] = []
+        var start = 0
+        var dead = 0
+        /// The waiting requests that bypass reservations (see ``Record/bypasses``).
+        var bypassers: [Record] = []
+        #else
+        @exclusivity(unchecked) var holders: [ObjectIdentifier] = []
+        @exclusivity(unchecked) var line: [Record] = []
+        @exclusivity(unchecked) var start = 0
+        @exclusivity(unchecked) var dead = 0
+        @exclusivity(unchecked) var bypassers: [Record] = []
+        #endif
+
+        /// Whether it is unused and counted in `unusedCategories` (kept for reuse until swept).
+        var isParked = false
+
+        var front: Record? { start < line.count ? line[start] : nil }
+        var isUnused: Bool { holders.isEmpty && start == line.count && bypassers.isEmpty }
+    }
+
+    /// The categories in use, and unused ones kept for a while (a category used over and over is
+    /// not made and dropped each time).
+    private var categories: [String: Category] = [:]
+    /// How many of `categories` are unused; they are swept once they outnumber the others (and
+    /// a few dozen), so that names used once do not pile up.
+    private var unusedCategories = 0
+    /// The requests that wait or hold, by operation.
+    private var records: [ObjectIdentifier: Record] = [:]
+    /// Waiting requests whose count of blocking categories dropped to zero during the current
+    /// event.
+    private var turned: [Record] = []
+    /// Counts the entries and waiters the machine visits: a measure of its work that does not
+    /// depend on the machine it runs on (see `ExclusivityComplexityTests`). Wraps.
+    private(set) var work: UInt64 = 0
+
+    // MARK: Events
+
+    /// An operation asks for categories, or asks again when its turn was offered. Returns `true`
+    /// if they are granted now; otherwise the request waits, and its turn comes with a later
+    /// event (``release(_:)``). An operation whose earlier request still waits with another
+    /// sequence number withdraws it first (the turns this gives are handed out by ``takeTurns()``).
     ///
-    /// A request from inside a group that holds a category ignores the reservations: the group
-    /// cannot give its categories back before its children are done, so an older request that
-    /// waits for the group could never go first, and making the child wait behind it would
-    /// deadlock.
-    private func isAvailable(_ request: Request, reserved: Set<String>) -> Bool {
-        let ignoresReservations = !request.ancestors.isEmpty
-            && holders.values.contains { stack in stack.contains { request.ancestors.contains($0) } }
-        return request.categories.allSatisfy { category in
-            guard let innermost = holders[category]?.last else {
-                return ignoresReservations || !reserved.contains(category)
+    /// Without `mayWait`, a request that cannot be granted now changes nothing and returns
+    /// `false` (the caller asks again, allowed to wait, once it made sure it may).
+    mutating func request(_ request: Request, mayWait: Bool = true) -> Bool {
+        if let record = records[request.operation] {
+            if record.isWaiting && record.request.sequence == request.sequence {
+                if record.blocked == 0 {
+                    grant(record)
+                    return true
+                }
+                if mayWait { record.offered = false }
+                return false
             }
-            return request.ancestors.contains(innermost)
+            guard mayWait else { return false }
+            #if OPERATIONS_INTERNAL_CHECKS
+            precondition(!record.isGranted, "Internal inconsistency: an operation asks for \(request.categories) while it holds \(record.request.categories)")
+            #endif
+            // Never waits behind itself: what it held or asked for before is given up first.
+            remove(record)
         }
-    }
-
-    private mutating func grant(_ request: Request) {
-        for category in request.categories {
-            holders[category, default: []].append(request.operation)
-        }
-    }
-
-    /// An operation asks for categories. Returns `true` if they are granted at once; otherwise the
-    /// request waits, and ``release(_:)`` grants it later.
-    mutating func request(_ request: Request) -> Bool {
-        let reserved = Set(waiting.flatMap(\.categories))
-        if isAvailable(request, reserved: reserved) {
-            grant(request)
+        let bypasses = !request.ancestors.isEmpty && request.ancestors.contains { records[$0]?.isGranted == true }
+        if request.categories.count == 1 {
+            // The common case: one category, looked up once.
+            let name = request.categories[0]
+            let category = categories[name]
+            if let category, !isAvailable(category, to: request, bypasses: bypasses) {
+                if mayWait { enqueue(request, bypasses: bypasses) }
+                return false
+            }
+            let record = Record(request, bypasses: bypasses)
+            record.isGranted = true
+            records[request.operation] = record
+            hold(request.operation, category.map { unparked($0) } ?? self.category(named: name))
             return true
         }
-        waiting.append(request)
-        return false
-    }
-
-    /// `operation` finished: it gives back what it holds, or stops waiting. Returns the operations
-    /// whose requests are granted now, in the order they asked.
-    mutating func release(_ operation: ObjectIdentifier) -> [ObjectIdentifier] {
-        if let index = waiting.firstIndex(where: { $0.operation == operation }) {
-            waiting.remove(at: index)
-        }
-        for (category, stack) in holders where stack.contains(operation) {
-            let remaining = stack.filter { $0 != operation }
-            holders[category] = remaining.isEmpty ? nil : remaining
-        }
-        return grantWaiting()
-    }
-
-    /// Grants, oldest first, every waiting request that can go now.
-    private mutating func grantWaiting() -> [ObjectIdentifier] {
-        var granted: [ObjectIdentifier] = []
-        var reserved: Set<String> = []
-        var stillWaiting: [Request] = []
-        for request in waiting {
-            if isAvailable(request, reserved: reserved) {
-                grant(request)
-                granted.append(request.operation)
-            } else {
-                reserved.formUnion(request.categories)
-                stillWaiting.append(request)
+        for name in request.categories {
+            if let category = categories[name], !isAvailable(category, to: request, bypasses: bypasses) {
+                if mayWait { enqueue(request, bypasses: bypasses) }
+                return false
             }
         }
-        waiting = stillWaiting
-        return granted
+        let record = Record(request, bypasses: bypasses)
+        record.isGranted = true
+        records[request.operation] = record
+        for name in request.categories {
+            hold(request.operation, category(named: name))
+        }
+        return true
     }
+
+    /// `operation` finished, or no longer asks: it gives back what it holds, or withdraws its
+    /// waiting request. Returns the operations whose turn came, in the order they asked (those
+    /// that ``Request/grantsAtTurn`` hold their categories now).
+    mutating func release(_ operation: ObjectIdentifier) -> [ObjectIdentifier] {
+        releaseReturningRequests(operation).turns.map(\.operation)
+    }
+
+    /// ``release(_:)``, returning the payload of the request given up (the caller releases it
+    /// outside its lock) and the requests whose turn came.
+    mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: AnyObject?, turns: [Request]) {
+        guard let record = records[operation] else { return (nil, takeTurnRequests()) }
+        let released = record.request.payload
+        remove(record)
+        return (released, takeTurnRequests())
+    }
+
+    /// Whether `operation` waits with a request of sequence number `sequence`, or holds what such
+    /// a request got (to give back only what a given request took).
+    func knows(_ operation: ObjectIdentifier, sequence: UInt64) -> Bool {
+        records[operation]?.request.sequence == sequence
+    }
+
+    /// Whether `operation` waits (neither holds nor never asked).
+    func isWaiting(_ operation: ObjectIdentifier) -> Bool {
+        records[operation]?.isWaiting ?? false
+    }
+
+    /// The payload of `operation`'s request, if it waits or holds.
+    func payload(of operation: ObjectIdentifier) -> AnyObject? {
+        records[operation]?.request.payload
+    }
+
+    /// The waiting requests whose payload `matches` (for a queue that is suspended). O(requests).
+    func waitingRequests(where matches: (AnyObject?) -> Bool) -> [Request] {
+        records.values.filter { $0.isWaiting && matches($0.request.payload) }.map(\.request)
+    }
+
+    /// Hands out the turns of the waiters counted down to zero: grants those that are granted at
+    /// their turn, marks the others offered. Returns both, by sequence number.
+    mutating func takeTurns() -> [ObjectIdentifier] {
+        takeTurnRequests().map(\.operation)
+    }
+
+    /// ``takeTurns()``, returning the requests.
+    mutating func takeTurnRequests() -> [Request] {
+        var result: [Request] = []
+        if turned.count == 1 {
+            // The common case, without copying the list.
+            let record = turned.removeLast()
+            if record.isWaiting && record.blocked == 0 {
+                if record.request.grantsAtTurn {
+                    grant(record)
+                    result.append(record.request)
+                } else if !record.offered {
+                    record.offered = true
+                    result.append(record.request)
+                }
+            }
+        }
+        while !turned.isEmpty {
+            var candidates = turned
+            turned.removeAll(keepingCapacity: true)
+            if candidates.count > 1 { candidates.sort { $0.request.sequence < $1.request.sequence } }
+            // Granting an earlier one may have made a later one wait again.
+            for record in candidates where record.isWaiting && record.blocked == 0 {
+                if record.request.grantsAtTurn {
+                    grant(record)
+                    result.append(record.request)
+                } else if !record.offered {
+                    record.offered = true
+                    result.append(record.request)
+                }
+            }
+        }
+        return result
+    }
+
+    // MARK: Granting and giving back
+
+    private func isAvailable(_ category: Category, to request: Request, bypasses: Bool) -> Bool {
+        if isHeld(category, against: request) { return false }
+        guard !bypasses, let front = category.front else { return true }
+        return front.request.sequence > request.sequence
+    }
+
+    /// Grants a waiting request whose turn came.
+    private mutating func grant(_ record: Record) {
+        record.isGranted = true
+        record.offered = false
+        for name in record.request.categories {
+            let category = categories[name]!
+            if record.bypasses {
+                category.bypassers.removeAll { $0 === record }
+            } else {
+                // Its entry, the front, is dead now; it is dropped once the new holder is in.
+                category.dead += 1
+            }
+            hold(record.request.operation, category)
+        }
+    }
+
+    /// Makes `operation` a holder of `category`.
+    private mutating func hold(_ operation: ObjectIdentifier, _ category: Category) {
+        changeHolders(of: category) { $0.holders.append(operation) }
+        advanceFront(of: category)
+    }
+
+    /// Gives back what `record` holds, or withdraws it if it waits.
+    private mutating func remove(_ record: Record) {
+        let operation = record.request.operation
+        if records[operation] === record { records.removeValue(forKey: operation) }
+        let wasGranted = record.isGranted
+        record.isGone = true
+        record.isGranted = false
+        record.request.payload = nil
+        for name in record.request.categories {
+            guard let category = categories[name] else { continue }
+            if wasGranted {
+                changeHolders(of: category) { category in
+                    if let index = category.holders.lastIndex(of: operation) {
+                        category.holders.remove(at: index)
+                    }
+                }
+            } else if record.bypasses {
+                category.bypassers.removeAll { $0 === record }
+            } else {
+                category.dead += 1
+                advanceFront(of: category)
+                compactIfNeeded(category)
+            }
+            if category.isUnused { park(category) }
+        }
+    }
+
+    /// `category`, in use again if it was parked.
+    private mutating func unparked(_ category: Category) -> Category {
+        if category.isParked {
+            category.isParked = false
+            unusedCategories -= 1
+        }
+        return category
+    }
+
+    /// `category` became unused: it is kept for reuse, and the unused ones are swept once they
+    /// are many (O(categories), paid for by as many releases).
+    private mutating func park(_ category: Category) {
+        guard !category.isParked else { return }
+        category.isParked = true
+        unusedCategories += 1
+        guard unusedCategories > 32, unusedCategories * 2 > categories.count else { return }
+        work &+= UInt64(categories.count)
+        categories = categories.filter { !$0.value.isParked }
+        unusedCategories = 0
+    }
+
+    // MARK: Waiting
+
+    /// Puts a request that cannot be granted in the lines of its categories.
+    private mutating func enqueue(_ request: Request, bypasses: Bool) {
+        let record = Record(request, bypasses: bypasses)
+        records[request.operation] = record
+        var blocked = 0
+        for name in request.categories {
+            let category = category(named: name)
+            if bypasses {
+                category.bypassers.append(record)
+                if isHeld(category, against: request) { blocked += 1 }
+                continue
+            }
+            let oldFront = category.front
+            // From the back: requests mostly arrive in order (or nearly), so this is O(1) amortised.
+            var index = category.line.count
+            while index > category.start, category.line[index - 1].request.sequence > request.sequence {
+                index -= 1
+                work &+= 1
+            }
+            category.line.insert(record, at: index)
+            guard index == category.start else {
+                blocked += 1
+                continue
+            }
+            if isHeld(category, against: request) { blocked += 1 }
+            if let oldFront, !isHeld(category, against: oldFront.request) {
+                // The old front no longer is: the category now keeps it waiting.
+                oldFront.blocked += 1
+            }
+        }
+        precondition(blocked > 0, "Internal inconsistency: a request that could be granted waits")
+        record.blocked = blocked
+    }
+
+    // MARK: Counting
+
+    /// Whether `category` is held by someone other than `request`'s ancestors (the innermost
+    /// holder decides: holds nest).
+    private func isHeld(_ category: Category, against request: Request) -> Bool {
+        guard let innermost = category.holders.last else { return false }
+        return !request.ancestors.contains(innermost)
+    }
+
+    /// Changes the holders of `category` and adjusts the counts of the waiters this can concern:
+    /// the front of its line and its bypassers (the others wait behind the front anyway).
+    private mutating func changeHolders(of category: Category, _ change: (Category) -> Void) {
+        let front = category.front.flatMap { $0.isWaiting ? $0 : nil }
+        let frontWasHeld = front.map { isHeld(category, against: $0.request) }
+        let bypassersWereHeld = category.bypassers.map { isHeld(category, against: $0.request) }
+        change(category)
+        if let front, let frontWasHeld {
+            adjust(front, wasBlocked: frontWasHeld, isBlocked: isHeld(category, against: front.request))
+        }
+        for (bypasser, wasHeld) in zip(category.bypassers, bypassersWereHeld) {
+            work &+= 1
+            adjust(bypasser, wasBlocked: wasHeld, isBlocked: isHeld(category, against: bypasser.request))
+        }
+    }
+
+    /// Drops the dead entries at the front of `category`'s line; the request that becomes its
+    /// front is no longer kept waiting by an older one there, only (perhaps) by the holders.
+    private mutating func advanceFront(of category: Category) {
+        guard let front = category.front, !front.isWaiting else { return }
+        while let front = category.front, !front.isWaiting {
+            category.start += 1
+            category.dead -= 1
+            work &+= 1
+        }
+        if category.start > 32, category.start * 2 > category.line.count {
+            category.line.removeFirst(category.start)
+            category.start = 0
+        }
+        if let front = category.front {
+            adjust(front, wasBlocked: true, isBlocked: isHeld(category, against: front.request))
+        }
+    }
+
+    /// Removes the dead entries of `category`'s line once they make up most of it.
+    private mutating func compactIfNeeded(_ category: Category) {
+        let entries = category.line.count - category.start
+        guard category.dead > 16, category.dead * 2 > entries else { return }
+        work &+= UInt64(entries)
+        category.line = category.line[category.start...].filter(\.isWaiting)
+        category.start = 0
+        category.dead = 0
+    }
+
+    private mutating func adjust(_ record: Record, wasBlocked: Bool, isBlocked: Bool) {
+        guard wasBlocked != isBlocked else { return }
+        if isBlocked {
+            record.blocked += 1
+        } else {
+            record.blocked -= 1
+            if record.blocked == 0 { turned.append(record) }
+        }
+    }
+
+    private mutating func category(named name: String) -> Category {
+        if let category = categories[name] {
+            return unparked(category)
+        }
+        let created = Category()
+        categories[name] = created
+        return created
+    }
+
+    // MARK: Reading
 
     /// The operations that hold `category` now, outermost first.
     func holders(of category: String) -> [ObjectIdentifier] {
-        holders[category] ?? []
+        categories[category]?.holders ?? []
     }
+
+    /// How many categories the machine keeps, in use or parked for reuse (for tests).
+    var keptCategoryCount: Int { categories.count }
+
+    /// Every held category and its holders (for tests and diagnostics).
+    var holders: [String: [ObjectIdentifier]] {
+        categories.compactMapValues { $0.holders.isEmpty ? nil : $0.holders }
+    }
+
+    /// The waiting requests, oldest first (for tests and diagnostics). O(n log n).
+    var waiting: [Request] {
+        records.values.filter(\.isWaiting).map(\.request).sorted { $0.sequence < $1.sequence }
+    }
+
+    /// `operation`'s waiting request, and whether it bypasses reservations (for diagnostics).
+    func waitingRequest(of operation: ObjectIdentifier) -> (request: Request, bypasses: Bool)? {
+        guard let record = records[operation], record.isWaiting else { return nil }
+        return (record.request, record.bypasses)
+    }
+
+    /// The waiting requests in `category`'s line older than `sequence`, oldest first.
+    func olderWaiters(in category: String, than sequence: UInt64) -> [ObjectIdentifier] {
+        guard let category = categories[category] else { return [] }
+        return category.line[category.start...].filter { $0.isWaiting && $0.request.sequence < sequence }.map(\.request.operation)
+    }
+
+    #if OPERATIONS_INTERNAL_CHECKS
+    /// Traps if a count or a line is not what it should be. O(requests + entries).
+    func checkInvariants() {
+        for (name, category) in categories {
+            precondition(category.isUnused == category.isParked, "Internal inconsistency: category \(name) parked: \(category.isParked)")
+            if let front = category.front {
+                precondition(front.isWaiting, "Internal inconsistency: dead front in \(name)")
+            }
+            let live = category.line[category.start...].filter(\.isWaiting)
+            precondition(category.line.count - category.start - live.count == category.dead,
+                         "Internal inconsistency: \(category.dead) dead entries counted in \(name)")
+            precondition(zip(live, live.dropFirst()).allSatisfy { $0.request.sequence < $1.request.sequence },
+                         "Internal inconsistency: line of \(name) out of order")
+        }
+        precondition(categories.values.filter(\.isParked).count == unusedCategories,
+                     "Internal inconsistency: \(unusedCategories) unused categories counted")
+        for (operation, record) in records where record.isWaiting {
+            var blocked = 0
+            for name in record.request.categories {
+                let category = categories[name]!
+                if isHeld(category, against: record.request) || (!record.bypasses && category.front !== record) { blocked += 1 }
+            }
+            precondition(blocked == record.blocked,
+                         "Internal inconsistency: \(operation) counts \(record.blocked) blocking categories, not \(blocked)")
+        }
+    }
+    #endif
 }

@@ -16,7 +16,9 @@ extension Op {
         if let misplaced = condition.misplacedExclusivity {
             misuse("addCondition(_:) on \(self) was given \(condition.name), where \(misplaced.name) cannot be honoured: an exclusivity category is held while the operation runs, whatever other conditions say. Add .mutuallyExclusive on its own, or inside .all.")
         }
-        let accepted = withState { machine in
+        // A transition, not a plain access: the flags then say that the operation has gates, so
+        // that its queue evaluates them as it adds it (see `OpQueue.enqueue`).
+        let accepted = transition { machine in
             machine.queue == nil && machine.addCondition(condition)
         }
         if !accepted {
@@ -34,18 +36,21 @@ extension Op {
 
     // MARK: Passing the gates
 
-    /// Evaluates the conditions of an operation that became ready in its queue, then asks for its
-    /// exclusivity categories; the operation goes on the ready list once both are passed (or,
-    /// cancelled by a failed condition, to finish without running).
+    /// Evaluates the conditions of an operation that became ready in its queue; it goes on the
+    /// ready list once they passed (or, cancelled by a failed condition, to finish without
+    /// running). An exclusive operation takes its categories later, when its queue starts it.
     final func passGates() {
-        let (conditions, isAsynchronous) = withState { $0.conditionsToEvaluate }
+        let (conditions, isAsynchronous, generation) = withState { $0.gateToPass }
         if isAsynchronous {
-            let priority = TaskPriority(qualityOfService)
-            Task(priority: priority) { [self] in
-                conditionsEvaluated(await OpCondition.evaluate(conditions, for: self))
+            let task = startConditionTask(conditions) { [self] failure in
+                conditionsEvaluated(failure, generation: generation)
+            }
+            // Kept to be cancelled with the operation; cancelled now if that happened already.
+            if !withState({ $0.keepConditionTask(task, generation: generation) }) {
+                task.cancel()
             }
         } else {
-            conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self))
+            conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self), generation: generation)
         }
     }
 
@@ -53,84 +58,158 @@ extension Op {
     /// it qualifies (``OpStateMachine/startPassingGatesEarly()``), so that the queue schedules it
     /// with the others it adds, in one go, rather than one by one once they passed.
     final func passGatesEarly() {
-        guard let conditions = withState({ $0.startPassingGatesEarly() }) else { return }
-        conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self))
+        guard let (conditions, generation) = withState({ $0.startPassingGatesEarly() }) else { return }
+        conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self), generation: generation)
     }
 
-    /// Performs what the result of the conditions asks for.
-    private final func conditionsEvaluated(_ failure: (any Error)?) {
-        let ((askExclusivity, readiness, observers), registry) = transitionDeferringDelivery {
-            $0.recordConditions(failure: failure)
+    /// Starts the task that evaluates `conditions` (some are `async`) with the operation's
+    /// quality of service, and hands their verdict to `done`. The one place where the library
+    /// starts a task for conditions; the operation keeps it, and cancelling the operation
+    /// cancels it.
+    private final func startConditionTask(_ conditions: [OpCondition],
+                                          done: @escaping @Sendable ((any Error)?) -> Void) -> Task<Void, Never> {
+        let priority = TaskPriority(qualityOfService)
+        return Task(priority: priority) { [self] in
+            done(await OpCondition.evaluate(conditions, for: self))
+        }
+    }
+
+    /// Performs what the verdict of the conditions, evaluated for the gate's `generation`, asks for.
+    private final func conditionsEvaluated(_ failure: (any Error)?, generation: UInt32) {
+        let ((readiness, observers), registry) = transitionDeferringDelivery {
+            $0.recordConditions(failure: failure) { $0.conditionsEvaluated(failure: failure, generation: generation) }
         }
         performReadiness(readiness)
         deliver(registry)
         observers?.deliverQueued(from: self)
-        if askExclusivity {
-            Exclusivity.request(self, categories: exclusivityCategoriesToRequest) { [self] in
-                exclusivityGranted()
+    }
+
+    // MARK: Exclusivity
+
+    /// The queue starts the operation, which takes its exclusivity categories first (see
+    /// ``Exclusivity``). Returns the start to perform: `.skip` (its slot goes back) if they are
+    /// not granted now: the operation waits for its turn, holding nothing, or stepped aside
+    /// because its queue is suspended.
+    final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> OpStateMachine.StartAction {
+        let generation = request.generation
+        switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), sequence: request.sequence,
+                                   generation: generation, queue: request.queue,
+                                   ancestors: request.group.map { [$0] + $0.ancestors } ?? []) {
+        case .granted:
+            let (start, givesBack) = lifecycleTransition { $0.categoriesTaken(generation: generation) }
+            if givesBack {
+                Exclusivity.release(self, sequence: request.sequence)
             }
+            return start
+        case .waiting:
+            // A dependency added, or a cancellation, since the queue started it withdrew its
+            // request, perhaps before it was made: withdrawn again now, so that none is left.
+            if withState({ $0.categoryRequestIsStale(generation: generation) }) {
+                Exclusivity.release(self, sequence: request.sequence)
+            }
+            return .skip
+        case .steppedAside:
+            exclusivitySteppedAside(generation: generation)
+            return .skip
         }
     }
 
-    /// The categories were granted: the operation goes on its ready list (or, if it moved on
-    /// meanwhile, gives them back).
-    private final func exclusivityGranted() {
-        guard let readiness = transition({ $0.exclusivityGranted() }) else {
-            Exclusivity.release(self)
-            return
-        }
+    /// The operation's turn came: it goes to the front of its queue's ready list, to take its
+    /// categories when the queue starts it.
+    final func exclusivityTurnCame(generation: UInt32) {
+        let (readiness, registry) = transitionDeferringDelivery { $0.exclusivityTurnCame(generation: generation) }
         performReadiness(readiness)
+        deliver(registry)
+    }
+
+    /// The operation's queue is suspended: it goes back on the ready list, to ask for its
+    /// categories again once the queue resumed.
+    final func exclusivitySteppedAside(generation: UInt32) {
+        let (readiness, registry) = transitionDeferringDelivery { $0.exclusivitySteppedAside(generation: generation) }
+        performReadiness(readiness)
+        deliver(registry)
+    }
+
+    /// Performs what closing the gate again (a dependency added to a ready operation) left to do:
+    /// its exclusivity request is withdrawn (or its categories given back), and the task
+    /// evaluating its conditions is cancelled (its verdict would be ignored).
+    final func performGateClosing(_ closing: OpStateMachine.GateClosing) {
+        closing.cancelsTask?.cancel()
+        if let sequence = closing.withdrawsRequest {
+            Exclusivity.release(self, sequence: sequence)
+        }
     }
 
     /// The categories to ask for: the operation's own and, for a group, those of its children.
     final var exclusivityCategoriesToRequest: [String] {
-        var categories = withState { $0.exclusivityCategories }
-        if let group = self as? GroupOp {
-            categories += group.descendantExclusivityCategories
-        }
-        return Array(Set(categories)).sorted()
+        categoriesToRequest(withState { $0.exclusivityCategories })
     }
 
+    /// `own` (sorted, without repeats) and, for a group, the categories of its children.
+    private final func categoriesToRequest(_ own: [String]) -> [String] {
+        guard let group = self as? GroupOp else { return own }
+        return Array(Set(own + group.descendantExclusivityCategories)).sorted()
+    }
+
+    // MARK: Started by hand
+
     /// Passes the gates on the calling thread, for a manual ``start()``: evaluates the conditions
-    /// (blocking while `async` ones run) and waits for the exclusivity categories.
-    final func passGatesBlocking() {
-        let (conditions, isAsynchronous) = withState { $0.conditionsToEvaluate }
-        let failure: (any Error)?
+    /// (waiting while `async` ones run in a task) and waits for the exclusivity categories.
+    /// Cancelling the operation ends either wait at once (and cancels the task). Returns the start
+    /// to perform: run, or finish without running (cancelled, or a condition failed).
+    final func passGatesBlocking() -> OpStateMachine.StartAction {
+        let (conditions, isAsynchronous, generation) = withState { $0.gateToPass }
+        let waker = DispatchSemaphore(value: 0)
+        let waits = withState { $0.registerGateWaker(waker) }
+        var failure: (any Error)?
         if isAsynchronous {
-            let result = LockedBox<(any Error)?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            Task(priority: TaskPriority(qualityOfService)) { [self] in
-                let outcome = await OpCondition.evaluate(conditions, for: self)
-                result.withLockedValue { $0 = outcome }
-                done.signal()
+            if waits {
+                // `nil` until the verdict comes; a cancellation may wake the wait before.
+                let verdict = LockedBox<(any Error)??>(nil)
+                let task = startConditionTask(conditions) { failure in
+                    verdict.withLockedValue { $0 = .some(failure) }
+                    waker.signal()
+                }
+                if !withState({ $0.keepConditionTask(task, generation: generation) }) {
+                    task.cancel()
+                }
+                waker.wait()
+                failure = verdict.withLockedValue { $0 } ?? nil
             }
-            done.wait()
-            failure = result.withLockedValue { $0 }
         } else {
             failure = OpCondition.evaluateSynchronously(conditions, for: self)
         }
-        let (askExclusivity, _, observers) = transition { $0.recordConditions(failure: failure) }
+        let (takesCategories, observers) = transition {
+            $0.recordConditions(failure: failure) { $0.manualConditionsEvaluated(failure: failure) }
+        }
         observers?.deliverQueued(from: self)
-        guard askExclusivity else { return }
-        let granted = DispatchSemaphore(value: 0)
-        Exclusivity.request(self, categories: exclusivityCategoriesToRequest) { granted.signal() }
-        granted.wait()
-        exclusivityGranted()
+        if takesCategories {
+            let (categories, sequence, group) = withState { ($0.exclusivityCategories, $0.exclusivitySequence, $0.group) }
+            let outcome = Exclusivity.acquire(self, categories: categoriesToRequest(categories), sequence: sequence,
+                                              generation: generation, queue: nil,
+                                              ancestors: group.map { [$0] + $0.ancestors } ?? [], waker: waker)
+            if outcome == .waiting {
+                // Granted at its turn, or cancelled: either signals.
+                waker.wait()
+            }
+        }
+        return lifecycleTransition { $0.manualGatesPassed() }
     }
 }
 
 extension OpStateMachine {
-    /// The conditions were evaluated (``conditionsEvaluated(failure:)``): records the error as an
-    /// observable change and, if the failure cancelled the operation, queues `didCancel` for its
-    /// observers (in the transition, so that it comes before the finish the cancellation causes).
-    mutating func recordConditions(failure: (any Error)?) -> (askExclusivity: Bool, readiness: ReadinessAction, observers: ObserverRegistry?) {
+    /// The conditions were evaluated (see `body`): records the error as an observable change and,
+    /// if the failure cancelled the operation, queues `didCancel` for its observers (in the
+    /// transition, so that it comes before the finish the cancellation causes).
+    mutating func recordConditions<Result>(failure: (any Error)?,
+                                           _ body: (inout OpStateMachine) -> Result) -> (Result, ObserverRegistry?) {
         let old = error
         let wasCancelled = isCancelled
-        let (askExclusivity, readiness) = conditionsEvaluated(failure: failure)
+        let result = body(&self)
         if failure != nil, old == nil, let error {
             record(.error, old: old as Any, new: error as Any)
         }
         let observers = !wasCancelled && isCancelled ? self.observers?.queuing(.didCancel(error: error)) : nil
-        return (askExclusivity, readiness, observers)
+        return (result, observers)
     }
 }

@@ -21,6 +21,16 @@ extension OpCondition {
         }
     }
 
+    /// Whether the condition only asks for exclusivity categories, and so always passes: nothing
+    /// to evaluate.
+    var onlyAsksForExclusivity: Bool {
+        switch kind {
+        case .mutuallyExclusive: true
+        case .all(let conditions): conditions.allSatisfy(\.onlyAsksForExclusivity)
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency, .injection: false
+        }
+    }
+
     /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
     var exclusivityCategories: [String] {
         switch kind {

@@ -5,11 +5,17 @@
 /// a step of their own: readiness is never overridden, so an operation can never be stuck on a
 /// condition. Synchronous conditions run on the thread that made the operation ready; if any
 /// condition is `async` (``evaluate(_:_:)``), they all run in a task, which holds no thread while
-/// it waits. Then the operation takes its exclusivity categories (``mutuallyExclusive(_:)``), and
-/// only then a slot of its queue.
+/// it waits. Then the operation goes on its queue's ready list; an exclusive one takes its
+/// categories (``mutuallyExclusive(_:)``) when its queue starts it.
 ///
 /// If a condition fails, the operation is cancelled: its body does not run, and its
 /// ``Op/error`` is a ``ConditionFailedError`` naming the condition.
+///
+/// The verdict follows from the dependencies: a dependency added to an operation that is ready
+/// (past its conditions, evaluating them, or waiting for its categories) makes it wait again, and
+/// its conditions are evaluated again once that dependency has finished (a verdict reached
+/// meanwhile is ignored). Cancelling the operation cancels the task of its `async` conditions,
+/// and ends the wait of a ``Op/start()`` called by hand.
 ///
 /// ```swift
 /// let upload = BlockOp { upload(file) }
@@ -72,14 +78,24 @@ public struct OpCondition: Sendable, CustomStringConvertible {
 
     /// An `async` check: the condition passes when `check` returns `true`, and fails when it
     /// returns `false` or throws (the failure carries the error). It runs in a task, holding no
-    /// thread while it waits.
+    /// thread while it waits; cancelling the operation cancels the task (check
+    /// `Task.isCancelled`, or await cancellable calls, to stop early).
+    ///
+    /// The task keeps the operation alive until `check` returns. A check that waits for an
+    /// outside event should end when its task is cancelled.
     public static func evaluate(_ name: String, _ check: @escaping @Sendable (Op) async throws -> Bool) -> OpCondition {
         OpCondition(name: name, kind: .evaluate(check))
     }
 
     /// Operations with this condition and the same `category` never execute at the same time, in
-    /// any queue of the process. The category is taken after the other conditions passed, in the
-    /// order operations got there, and given back when the operation finishes. See
+    /// any queue of the process.
+    ///
+    /// A category is granted only to an operation that runs now: the operation takes it when its
+    /// queue starts it (it has a slot, the queue is not suspended, no barrier holds it back), or
+    /// on the thread that calls ``Op/start()``, and gives it back when it finishes. While the
+    /// category is taken, the operation waits without holding a slot of its queue; waiting
+    /// requests are served in the order the operations passed their other conditions. An operation whose
+    /// queue is suspended keeps nobody waiting: it asks again once the queue resumes. See
     /// <doc:ComposingOperations> for how several categories and groups are handled.
     ///
     /// It always passes; use it on its own or inside ``all(_:)`` (inside ``any(_:)`` or

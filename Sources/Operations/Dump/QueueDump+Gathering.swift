@@ -12,8 +12,8 @@ extension QueueDump {
     /// descriptions are read last.
     static func take(of queue: OpQueue, only filter: Set<ObjectIdentifier>? = nil, limit: Int = .max) -> QueueDump {
         let gathered = Gathered.gather(from: queue, only: filter, limit: limit)
-        // Asked after the queue's lock is released: the exclusivity table's lock is never taken
-        // with another lock of the library held.
+        // Asked after the queue's lock is released (the exclusivity table's lock is the innermost
+        // of the library's locks, and the queue's is kept short).
         var blockers: [ObjectIdentifier: [Exclusivity.Blocker]] = [:]
         for member in gathered.members
         where member.lifecycle == .pending && !member.isCancelled && member.gate == .waitingForExclusivity {

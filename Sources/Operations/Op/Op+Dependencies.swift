@@ -20,6 +20,7 @@ extension Op {
         if operation === self {
             misuse("\(self) cannot depend on itself. Remove the addDependency(_:) call, or make it depend on a different operation.")
         }
+        var gateClosing: OpStateMachine.GateClosing?
         let (result, registry, isFirstDependency, heldUntilUnlocked): (OpStateMachine.AddDependencyResult, ObserverRegistry?, Bool, [Op]) = withBothLocked(operation) {
             let dependencyIsUnfinished = !operation.machine.isFinished
             let isNewer = operation.serial > serial
@@ -43,6 +44,7 @@ extension Op {
                 if case .added = result {
                     machine.recordDependencyChange(from: old)
                 }
+                gateClosing = machine.takeGateClosing()
                 return result
             }
             if case .added(counted: true) = result {
@@ -52,6 +54,10 @@ extension Op {
             return (result, machine.registry, isFirstDependency, heldUntilUnlocked)
         }
         withExtendedLifetime(heldUntilUnlocked) {}
+        if let gateClosing {
+            // A ready operation got a dependency: what it passed on its way is undone.
+            performGateClosing(gateClosing)
+        }
         if case .added = result, isFirstDependency {
             // Its first dependency: if a finished operation holds this one strongly, the new edge
             // could close a loop (see `settleDependencies()`); the fence pairs with that side's.

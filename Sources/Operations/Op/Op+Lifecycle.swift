@@ -15,7 +15,11 @@ extension Op {
     ///   in a queue (the queue starts it), that is executing, or that is not ready (a dependency has
     ///   not finished; check ``isReady`` first).
     public final func start() {
-        switch lifecycleTransition({ $0.startManually() }) {
+        var action = lifecycleTransition { $0.startManually() }
+        if case .passGates = action {
+            action = passGatesBlocking()
+        }
+        switch action {
         case .run:
             if Instruments.isActive { Instruments.started(self) }
             if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
@@ -27,13 +31,10 @@ extension Op {
             }
         case .finishWithoutRunning(let finish):
             performFinish(finish, releasesSlot: true)
-        case .passGates:
-            passGatesBlocking()
-            start()
         case .ignore:
             return
-        case .skip:
-            preconditionFailure("Internal inconsistency: a manual start was skipped for \(self)")
+        case .skip, .passGates, .takeCategories:
+            preconditionFailure("Internal inconsistency: a manual start of \(self) came to \(action)")
         case .misuse(let misuse):
             trap(misuse)
         }
@@ -53,7 +54,11 @@ extension Op {
 
     /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
     final func runFromQueue(ticket: Op.Ticket) -> QueueRunOutcome {
-        switch lifecycleTransition({ $0.startFromQueue(ticket: ticket) }) {
+        var action = lifecycleTransition { $0.startFromQueue(ticket: ticket) }
+        if case .takeCategories(let request) = action {
+            action = takeCategoriesToStart(request)
+        }
+        switch action {
         case .run:
             ThreadContext.queue?.noteStarted(self)
             if Instruments.isActive { Instruments.started(self) }
@@ -70,8 +75,8 @@ extension Op {
             return .finished(completesInDrainer: performFinish(finish, releasesSlot: false, inDrainer: true))
         case .skip:
             return .skipped
-        case .ignore, .misuse, .passGates:
-            preconditionFailure("Internal inconsistency: a queue start of \(self) was refused")
+        case .ignore, .misuse, .passGates, .takeCategories:
+            preconditionFailure("Internal inconsistency: a queue start of \(self) came to \(action)")
         }
     }
 

@@ -246,11 +246,17 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         // keep it from being scheduled, or its task from being cancelled.
         // `didCancel` takes its place among the observers' events inside the transition, so that
         // it comes before the finish it may cause; it is delivered with the other changes.
-        let ((action, observers), registry) = transitionDeferringDelivery { machine in
+        typealias Cancelled = (OpStateMachine.CancelAction, ObserverRegistry?, OpStateMachine.GateWork?)
+        let ((action, observers, gateWork), registry) = transitionDeferringDelivery { machine -> Cancelled in
             let action = machine.cancel()
-            return (action, action.didCancel ? machine.observers?.queuing(.didCancel(error: machine.error)) : nil)
+            guard action.didCancel else { return (action, nil, nil) }
+            return (action, machine.observers?.queuing(.didCancel(error: machine.error)), machine.gateWorkToCancel())
         }
         if action.didCancel {
+            // The work started to pass its gates stops: the task evaluating its `async`
+            // conditions is cancelled, its exclusivity request withdrawn, and a `start()` called
+            // by hand that waits is woken.
+            gateWork?.stop(for: self)
             if action.wasExecuting {
                 didCancelWhileExecuting()
             }

@@ -96,14 +96,11 @@ extension OpStateMachine {
             return .added(counted: false)
         }
         links.dependencies.append(dependency)
-        let counts = dependencyIsUnfinished && lifecycle == .pending
+        let counts = dependencyIsUnfinished && countsNewDependencies
         if counts {
             links.unfinishedDependencyCount += 1
-            if gate == .open, let extras, !extras.conditions.isEmpty {
-                // Passed early (see ``startPassingGatesEarly()``), before this dependency: the
-                // conditions are evaluated again once it finished.
-                gate = .closed
-            }
+            // Not ready any more: the gate closes again (see `OpStateMachine+Gates.swift`).
+            closeGateForNewDependency()
         }
         return .added(counted: counts)
     }

@@ -11,6 +11,7 @@ extension OpStateMachine {
         if isScheduled {
             precondition(lifecycle == .pending && queue != nil, "Internal inconsistency: scheduled in \(lifecycle) without a queue")
         }
+        checkGateInvariants()
         switch lifecycle {
         case .pending, .executing:
             break

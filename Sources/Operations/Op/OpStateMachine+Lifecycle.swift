@@ -76,6 +76,9 @@ extension OpStateMachine {
         /// A manual start of an operation with conditions or exclusivity: pass them on the calling
         /// thread, then start again.
         case passGates
+        /// The queue starts an exclusive operation: it takes its categories first (see
+        /// ``takesCategoriesAtStart()``).
+        case takeCategories(CategoryRequest)
         /// The queue's ready-list entry is out of date (the priority changed, or the operation
         /// is not ready any more): give back the slot; the operation is rescheduled when due.
         case skip
@@ -94,8 +97,15 @@ extension OpStateMachine {
             if queue != nil { return .misuse(.startWhileEnqueued) }
             if !isReady { return .misuse(.startWhileNotReady) }
             switch beginPassingGates() {
-            case .open: return begin()
-            case .begun: return .passGates
+            case .open:
+                guard isExclusive && !isCancelled else { return begin() }
+                // Only exclusivity: the categories are taken on the calling thread.
+                gate = .evaluating
+                beginManualStart()
+                return .passGates
+            case .begun:
+                beginManualStart()
+                return .passGates
             case .beingPassed: return .misuse(.startWhileExecuting)   // started twice at once
             }
         }
@@ -108,6 +118,7 @@ extension OpStateMachine {
         guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
         isScheduled = false
         guard isReady else { return .skip }
+        if let request = takesCategoriesAtStart() { return .takeCategories(request) }
         return begin()
     }
 

@@ -33,6 +33,9 @@ extension OpStateMachine {
         #endif
         /// Whether a condition is `async` (the conditions are then evaluated in a task).
         var hasAsynchronousConditions = false
+        /// Whether a condition checks something: one that only asks for exclusivity categories
+        /// (``OpCondition/mutuallyExclusive(_:)``) always passes, and is not evaluated.
+        var hasConditionsToEvaluate = false
         /// The error of a `cancel(with:)` whose cancellation has not happened yet.
         var pendingCancellationError: (any Error)?
         /// Operations that conditions contributed as dependencies, to be added to the operation's
@@ -40,6 +43,12 @@ extension OpStateMachine {
         var conditionDependencies: [Op] = []
         /// The mutual-exclusivity categories asked for by the conditions, sorted, without repeats.
         var exclusivityCategories: [String] = []
+        /// The operation's place in the order of exclusivity requests, given when its conditions
+        /// passed (see ``ExclusivityStateMachine/nextSequence()``).
+        var exclusivitySequence: UInt64 = 0
+        /// The gate's state besides ``OpStateMachine/gate``, once the operation passes
+        /// conditions (see `OpStateMachine+Gates.swift`).
+        var gateState: OpStateMachine.GateState?
         /// ``Op/timeout`` and the arming of its timer.
         var timing = TimeoutState()
         /// ``Op/progress``, once asked for.

@@ -72,15 +72,17 @@ struct OpStateMachine {
         var ticket: Op.Ticket
     }
 
-    /// The steps between "every dependency finished" and "on the ready list" (see ``Gate``).
+    /// The steps between "every dependency finished" and "running" (see `OpStateMachine+Gates.swift`).
     enum Gate: UInt8, Sendable {
-        /// Nothing to pass: the operation goes on the ready list as soon as it is ready.
+        /// Nothing to pass before the ready list: the operation goes there as soon as it is ready
+        /// (an exclusive one takes its categories when its queue starts it).
         case open
-        /// Conditions or an exclusivity category wait to be passed, once the operation is ready.
+        /// Conditions wait to be evaluated, once the operation is ready.
         case closed
         /// The conditions are being evaluated.
         case evaluating
-        /// The conditions passed; the exclusivity categories are asked for.
+        /// Its queue started it (or `start()` was called) and it waits for its exclusivity
+        /// categories, holding no slot of its queue.
         case waitingForExclusivity
     }
 

@@ -255,10 +255,15 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     public var isSuspended: Bool {
         get { withLock { machine.isSuspended } }
         set {
+            var exclusivity: Exclusivity.Suspension?
             updateSetting(.isSuspended) { machine in
                 let old = machine.isSuspended
+                // Under the queue's lock: the exclusivity table learns it with the queue, and the
+                // operations that wait for categories stop waiting while it is suspended.
+                if newValue != old { exclusivity = Exclusivity.queue(self, isSuspended: newValue) }
                 return (machine.setSuspended(newValue), old, newValue)
             }
+            exclusivity?.perform()
         }
     }
 

@@ -121,9 +121,9 @@ private struct Holder: Sendable {
         #expect(started.wait())
         queue.addOperation(onlyX)
         queue.addOperation(onlyY)
-        // Synchronous conditions: the requests were made by addOperation.
-        #expect(gate(of: onlyX) == .waitingForExclusivity)
-        #expect(gate(of: onlyY) == .waitingForExclusivity)
+        // They ask for their categories when the queue starts them.
+        #expect(eventually(seconds: 5) { gate(of: onlyX) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { gate(of: onlyY) == .waitingForExclusivity })
         #expect(holders(x) == ids(both))
         #expect(holders(y) == ids(both))
         release.open()
@@ -142,7 +142,7 @@ private struct Holder: Sendable {
         let queue = OpQueue()
         #expect(holderOfY.run(on: queue))
         queue.addOperation(both)
-        #expect(gate(of: both) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: both) == .waitingForExclusivity })
         #expect(holders(x).isEmpty)
         #expect(holders(y) == ids(holderOfY.op))
         holderOfY.release.open()
@@ -168,7 +168,7 @@ private struct Holder: Sendable {
         let readinessOrder = [3, 1, 4, 0, 2]
         for index in readinessOrder {
             triggers[index].start()
-            #expect(gate(of: waiters[index]) == .waitingForExclusivity)
+            #expect(eventually(seconds: 5) { gate(of: waiters[index]) == .waitingForExclusivity })
         }
         #expect(log.count == 0)
         holder.release.open()
@@ -183,9 +183,13 @@ private struct Holder: Sendable {
         let holder = Holder(category)
         let queue = OpQueue()
         #expect(holder.run(on: queue))
-        for index in 0..<8 {
-            queue.addOperation(exclusive(category) { log.append(index) })
+        let waiters = (0..<8).map { index in exclusive(category) { log.append(index) } }
+        for waiter in waiters {
+            queue.addOperation(waiter)
         }
+        // They ask as the queue starts them, perhaps on several threads: they wait in the order
+        // they were added (in which they passed their conditions) whatever the order they ask in.
+        #expect(eventually(seconds: 5) { waiters.allSatisfy { gate(of: $0) == .waitingForExclusivity } })
         holder.release.open()
         #expect(drains(queue))
         #expect(log.all == Array(0..<8))
@@ -219,7 +223,7 @@ private struct Holder: Sendable {
         #expect(holder.run(on: queue))
         queue.addOperation(cancelled)
         queue.addOperation(next)
-        #expect(gate(of: cancelled) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: cancelled) == .waitingForExclusivity })
         cancelled.cancel()
         // Finishes while the holder still holds the category.
         #expect(eventually(seconds: 5) { cancelled.isFinished })
@@ -320,10 +324,10 @@ private struct Holder: Sendable {
         }
         let queue = OpQueue()
         queue.addOperation(group)
-        // The group holds it (and perhaps a child, nested, already).
-        #expect(holders(category).first == ObjectIdentifier(group))
+        // The group holds it once the queue starts it (and perhaps a child, nested, already).
+        #expect(eventually(seconds: 5) { holders(category).first == ObjectIdentifier(group) })
         queue.addOperation(outsider)
-        #expect(gate(of: outsider) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: outsider) == .waitingForExclusivity })
         release.open()
         #expect(drains(queue))
         #expect(meter.total == 2)
@@ -351,7 +355,7 @@ private struct Holder: Sendable {
         queue.addOperation(group)
         #expect(eventually(seconds: 5) { group.isExecuting })
         queue.addOperation(outsider)
-        #expect(gate(of: outsider) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: outsider) == .waitingForExclusivity })
         trigger.start()
         #expect(drains(queue))
         #expect(log.all == ["child", "outsider"])
@@ -377,7 +381,7 @@ private struct Holder: Sendable {
         #expect(holderOfY.run(on: queue))
         queue.addOperation(group)
         // All or none: the group waits for y, holding neither.
-        #expect(gate(of: group) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: group) == .waitingForExclusivity })
         #expect(holders(x).isEmpty)
         #expect(holders(y) == ids(holderOfY.op))
         holderOfY.release.open()
@@ -436,7 +440,7 @@ private struct Holder: Sendable {
         queue.addOperation(group)
         #expect(started.wait())
         queue.addOperation(outsider)
-        #expect(gate(of: outsider) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: outsider) == .waitingForExclusivity })
         go.open()
         let emptied = drains(queue, seconds: 2)
         #expect(emptied)
@@ -457,7 +461,7 @@ private struct Holder: Sendable {
         let queue = OpQueue()
         #expect(holder.run(on: queue))
         queue.addOperation(group)
-        #expect(gate(of: group) == .waitingForExclusivity)
+        #expect(eventually(seconds: 5) { gate(of: group) == .waitingForExclusivity })
         group.cancel()
         // Finishes while the holder still holds the category, and never took it.
         #expect(eventually(seconds: 5) { group.isFinished })

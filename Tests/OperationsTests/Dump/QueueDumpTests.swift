@@ -203,7 +203,12 @@ import Dispatch
         both.addCondition(.mutuallyExclusive(free))
         both.addCondition(.mutuallyExclusive(held))
         later.addCondition(.mutuallyExclusive(free))
-        queue.addOperations([both, later], waitUntilFinished: false)
+        // They ask for their categories as the queue starts them: one after the other (two that
+        // the queue starts at the same moment ask in either order).
+        queue.addOperation(both)
+        #expect(eventually(seconds: 5) { both.withState { $0.gate } == .waitingForExclusivity })
+        queue.addOperation(later)
+        #expect(eventually(seconds: 5) { later.withState { $0.gate } == .waitingForExclusivity })
         #expect(lines(of: queue) == [
             "OpQueue \"exclusive\" (max concurrent: default, suspended: no): 2 operations, 0 running",
             "  ⏸ ready      BlockOp \"both\" (priority: normal) — for exclusivity \"\(held)\": held by BlockOp \"holder\" (executing, in OpQueue \"holding\")",
