@@ -5,79 +5,86 @@ import Testing
 /// re-additions, at lengths on both sides of ``DependencyList/indexThreshold`` (where the list
 /// changes representation) and through its compaction, must list the same dependencies in the
 /// same order. A failure names its seed and the calls made so far.
+///
+/// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
+/// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
 @Suite struct DependencyListModelTests {
     static let targetLengths = [3, DependencyList.indexThreshold - 1, DependencyList.indexThreshold,
                                 DependencyList.indexThreshold + 1, 2 * DependencyList.indexThreshold + 3, 100]
 
     @Test(arguments: targetLengths)
-    func randomSequencesListWhatAPlainArrayLists(targetLength: Int) {
-        let pool = (0..<(targetLength * 2 + 8)).map { _ in BlockOp {} }
-        let phase = max(60, targetLength * 5)
-        for seed in UInt64(0)..<40 {
-            var random = SplitMix64(seed: seed &* 104_729 &+ UInt64(targetLength))
-            var list = DependencyList()
-            var model: [Op] = []
-            var calls: [String] = []
-            var failed = false
-            func verify(_ condition: Bool, _ what: @autoclosure () -> String) {
-                guard !condition, !failed else { return }
-                failed = true
-                Issue.record("seed \(seed), length \(targetLength): \(what()) after \(calls.suffix(40).joined(separator: ", "))")
-            }
-            for step in 0..<(4 * phase) where !failed {
-                let roll = Double.random(in: 0..<1, using: &random)
-                let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
-                if roll < (growing ? 0.6 : 0.15) {
-                    let listed = Set(model.map(ObjectIdentifier.init))
-                    guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains(ObjectIdentifier($0)) }) else { continue }
-                    calls.append("append \(operation.serial)")
-                    list.append(operation)
-                    model.append(operation)
-                } else if roll < 0.9 {
-                    let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
-                    calls.append("remove \(operation.serial)")
-                    let removed = list.remove(operation)
-                    let index = model.firstIndex { $0 === operation }
-                    if let index { model.remove(at: index) }
-                    verify((removed != nil) == (index != nil) && (removed.map { $0 === operation } ?? true),
-                           "remove(\(operation.serial)) returned \(String(describing: removed?.serial))")
-                } else {
-                    guard !model.isEmpty else { continue }
-                    let operation = random.pick(model)
-                    calls.append("re-add \(operation.serial)")
-                    verify(list.remove(operation) === operation, "remove(\(operation.serial)) of a listed one failed")
-                    model.removeAll { $0 === operation }
-                    list.append(operation)
-                    model.append(operation)
+    func randomSequencesListWhatAPlainArrayLists(targetLength: Int) async {
+        await onOwnThread {
+            let pool = (0..<(targetLength * 2 + 8)).map { _ in BlockOp {} }
+            let phase = max(60, targetLength * 5)
+            for seed in UInt64(0)..<12 {
+                var random = SplitMix64(seed: seed &* 104_729 &+ UInt64(targetLength))
+                var list = DependencyList()
+                var model: [Op] = []
+                var calls: [String] = []
+                var failed = false
+                func verify(_ condition: Bool, _ what: @autoclosure () -> String) {
+                    guard !condition, !failed else { return }
+                    failed = true
+                    Issue.record("seed \(seed), length \(targetLength): \(what()) after \(calls.suffix(40).joined(separator: ", "))")
                 }
-                verify(list.count == model.count, "count \(list.count), not \(model.count)")
-                verify(list.array.map(\.serial) == model.map(\.serial), "array \(list.array.map(\.serial)), not \(model.map(\.serial))")
-                verify(Array(list).map(\.serial) == model.map(\.serial), "iteration differs from the array")
-                let probe = random.pick(pool)
-                verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                for step in 0..<(4 * phase) where !failed {
+                    let roll = Double.random(in: 0..<1, using: &random)
+                    let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
+                    if roll < (growing ? 0.6 : 0.15) {
+                        let listed = Set(model.map(ObjectIdentifier.init))
+                        guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains(ObjectIdentifier($0)) }) else { continue }
+                        calls.append("append \(operation.serial)")
+                        list.append(operation)
+                        model.append(operation)
+                    } else if roll < 0.9 {
+                        let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
+                        calls.append("remove \(operation.serial)")
+                        let removed = list.remove(operation)
+                        let index = model.firstIndex { $0 === operation }
+                        if let index { model.remove(at: index) }
+                        verify((removed != nil) == (index != nil) && (removed.map { $0 === operation } ?? true),
+                               "remove(\(operation.serial)) returned \(String(describing: removed?.serial))")
+                    } else {
+                        guard !model.isEmpty else { continue }
+                        let operation = random.pick(model)
+                        calls.append("re-add \(operation.serial)")
+                        verify(list.remove(operation) === operation, "remove(\(operation.serial)) of a listed one failed")
+                        model.removeAll { $0 === operation }
+                        list.append(operation)
+                        model.append(operation)
+                    }
+                    verify(list.count == model.count, "count \(list.count), not \(model.count)")
+                    verify(list.array.map(\.serial) == model.map(\.serial), "array \(list.array.map(\.serial)), not \(model.map(\.serial))")
+                    verify(Array(list).map(\.serial) == model.map(\.serial), "iteration differs from the array")
+                    let probe = random.pick(pool)
+                    verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                }
+                let taken = list.takeAll()
+                verify(taken.array.map(\.serial) == model.map(\.serial), "takeAll gave \(taken.array.map(\.serial))")
+                verify(list.isEmpty, "the list is not empty after takeAll")
+                if failed { return }
             }
-            let taken = list.takeAll()
-            verify(taken.array.map(\.serial) == model.map(\.serial), "takeAll gave \(taken.array.map(\.serial))")
-            verify(list.isEmpty, "the list is not empty after takeAll")
-            if failed { return }
         }
     }
 
     /// Removing every dependency of an operation with many, one by one through the public API,
     /// leaves it with none, ready, and listing the others in order as it goes (removing was a
     /// search and a shift each, quadratic over the removals; the complexity checks time it).
-    @Test func removingEveryDependencyOfAnOperationWithManyLeavesItReady() {
-        let dependent = BlockOp {}
-        let dependencies = (0..<500).map { _ in BlockOp {} }
-        for dependency in dependencies { dependent.addDependency(dependency) }
-        #expect(!dependent.isReady)
-        for (index, dependency) in dependencies.enumerated() {
-            dependent.removeDependency(dependency)
-            if index % 97 == 0 {
-                #expect(dependent.dependencies.map(\.serial) == dependencies[(index + 1)...].map(\.serial))
+    @Test func removingEveryDependencyOfAnOperationWithManyLeavesItReady() async {
+        await onOwnThread {
+            let dependent = BlockOp {}
+            let dependencies = (0..<500).map { _ in BlockOp {} }
+            for dependency in dependencies { dependent.addDependency(dependency) }
+            #expect(!dependent.isReady)
+            for (index, dependency) in dependencies.enumerated() {
+                dependent.removeDependency(dependency)
+                if index % 97 == 0 {
+                    #expect(dependent.dependencies.map(\.serial) == dependencies[(index + 1)...].map(\.serial))
+                }
             }
+            #expect(dependent.dependencies.isEmpty)
+            #expect(dependent.isReady)
         }
-        #expect(dependent.dependencies.isEmpty)
-        #expect(dependent.isReady)
     }
 }

@@ -5,6 +5,9 @@ import Testing
 /// and emptying, at lengths on both sides of ``DependentList/indexThreshold`` (where the list
 /// changes representation) and through its compaction, must list the same dependents in the
 /// same order. A failure names its seed and the calls made so far.
+///
+/// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
+/// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
 @Suite struct DependentListModelTests {
     /// The longest lengths a sequence grows towards before it shrinks again: below, at and above
     /// the threshold, and far above it (so that removals compact the list, and it goes back below
@@ -13,69 +16,71 @@ import Testing
                                 DependentList.indexThreshold + 1, 2 * DependentList.indexThreshold + 3, 100]
 
     @Test(arguments: targetLengths)
-    func randomSequencesListWhatAPlainArrayLists(targetLength: Int) {
-        let pool = (0..<(targetLength * 2 + 8)).map { _ in BlockOp {} }
-        // Long enough phases for the list to reach the target length, and to shrink back.
-        let phase = max(60, targetLength * 5)
-        for seed in UInt64(0)..<40 {
-            var random = SplitMix64(seed: seed &* 7919 &+ UInt64(targetLength))
-            var list = DependentList()
-            var model: [Op] = []
-            var calls: [String] = []
-            var failed = false
-            func verify(_ condition: Bool, _ what: @autoclosure () -> String) {
-                guard !condition, !failed else { return }
-                failed = true
-                Issue.record("seed \(seed), length \(targetLength): \(what()) after \(calls.suffix(40).joined(separator: ", "))")
-            }
-            for step in 0..<(4 * phase) where !failed {
-                let roll = Double.random(in: 0..<1, using: &random)
-                // Grows towards the target length, then shrinks (so that the list compacts back
-                // into its short form), and again.
-                let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
-                if roll < (growing ? 0.6 : 0.15) {
-                    // Append one that is not listed: often one that was listed and removed before.
-                    let listed = Set(model.map(\.serial))
-                    guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains($0.serial) }) else { continue }
-                    calls.append("append \(operation.serial)")
-                    list.append(DependentLink(operation))
-                    model.append(operation)
-                } else if roll < 0.9 {
-                    // Remove one that is listed, or now and then one that is not.
-                    let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
-                    calls.append("remove \(operation.serial)")
-                    let removed = list.remove(serial: operation.serial)
-                    let index = model.firstIndex { $0 === operation }
-                    if let index { model.remove(at: index) }
-                    verify(removed == (index != nil), "remove(serial: \(operation.serial)) returned \(removed)")
-                } else if roll < 0.905 {
-                    calls.append("removeAll")
-                    var yielded: [(Op?, UInt64)] = []
-                    list.removeAll { yielded.append(($0, $1)) }
-                    verify(yielded.map(\.1) == model.map(\.serial), "removeAll yielded \(yielded.map(\.1)), not \(model.map(\.serial))")
-                    verify(zip(yielded, model).allSatisfy { $0.0 === $1 }, "removeAll yielded other operations")
-                    model.removeAll()
-                } else {
-                    // Remove and add back at once: the case of defect 1.
-                    guard !model.isEmpty else { continue }
-                    let operation = random.pick(model)
-                    calls.append("re-add \(operation.serial)")
-                    let removed = list.remove(serial: operation.serial)
-                    verify(removed, "remove(serial: \(operation.serial)) of a listed one returned false")
-                    model.removeAll { $0 === operation }
-                    list.append(DependentLink(operation))
-                    model.append(operation)
+    func randomSequencesListWhatAPlainArrayLists(targetLength: Int) async {
+        await onOwnThread {
+            let pool = (0..<(targetLength * 2 + 8)).map { _ in BlockOp {} }
+            // Long enough phases for the list to reach the target length, and to shrink back.
+            let phase = max(60, targetLength * 5)
+            for seed in UInt64(0)..<40 {
+                var random = SplitMix64(seed: seed &* 7919 &+ UInt64(targetLength))
+                var list = DependentList()
+                var model: [Op] = []
+                var calls: [String] = []
+                var failed = false
+                func verify(_ condition: Bool, _ what: @autoclosure () -> String) {
+                    guard !condition, !failed else { return }
+                    failed = true
+                    Issue.record("seed \(seed), length \(targetLength): \(what()) after \(calls.suffix(40).joined(separator: ", "))")
                 }
-                verify(list.count == model.count, "count \(list.count), not \(model.count)")
-                verify(list.isEmpty == model.isEmpty, "isEmpty \(list.isEmpty)")
-                verify(list.serials == model.map(\.serial), "serials \(list.serials), not \(model.map(\.serial))")
-                let probe = random.pick(pool)
-                verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                for step in 0..<(4 * phase) where !failed {
+                    let roll = Double.random(in: 0..<1, using: &random)
+                    // Grows towards the target length, then shrinks (so that the list compacts back
+                    // into its short form), and again.
+                    let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
+                    if roll < (growing ? 0.6 : 0.15) {
+                        // Append one that is not listed: often one that was listed and removed before.
+                        let listed = Set(model.map(\.serial))
+                        guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains($0.serial) }) else { continue }
+                        calls.append("append \(operation.serial)")
+                        list.append(DependentLink(operation))
+                        model.append(operation)
+                    } else if roll < 0.9 {
+                        // Remove one that is listed, or now and then one that is not.
+                        let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
+                        calls.append("remove \(operation.serial)")
+                        let removed = list.remove(serial: operation.serial)
+                        let index = model.firstIndex { $0 === operation }
+                        if let index { model.remove(at: index) }
+                        verify(removed == (index != nil), "remove(serial: \(operation.serial)) returned \(removed)")
+                    } else if roll < 0.905 {
+                        calls.append("removeAll")
+                        var yielded: [(Op?, UInt64)] = []
+                        list.removeAll { yielded.append(($0, $1)) }
+                        verify(yielded.map(\.1) == model.map(\.serial), "removeAll yielded \(yielded.map(\.1)), not \(model.map(\.serial))")
+                        verify(zip(yielded, model).allSatisfy { $0.0 === $1 }, "removeAll yielded other operations")
+                        model.removeAll()
+                    } else {
+                        // Remove and add back at once: the case of defect 1.
+                        guard !model.isEmpty else { continue }
+                        let operation = random.pick(model)
+                        calls.append("re-add \(operation.serial)")
+                        let removed = list.remove(serial: operation.serial)
+                        verify(removed, "remove(serial: \(operation.serial)) of a listed one returned false")
+                        model.removeAll { $0 === operation }
+                        list.append(DependentLink(operation))
+                        model.append(operation)
+                    }
+                    verify(list.count == model.count, "count \(list.count), not \(model.count)")
+                    verify(list.isEmpty == model.isEmpty, "isEmpty \(list.isEmpty)")
+                    verify(list.serials == model.map(\.serial), "serials \(list.serials), not \(model.map(\.serial))")
+                    let probe = random.pick(pool)
+                    verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                }
+                var yielded: [UInt64] = []
+                list.removeAll { yielded.append($1) }
+                verify(yielded == model.map(\.serial), "the final removeAll yielded \(yielded), not \(model.map(\.serial))")
+                if failed { return }
             }
-            var yielded: [UInt64] = []
-            list.removeAll { yielded.append($1) }
-            verify(yielded == model.map(\.serial), "the final removeAll yielded \(yielded), not \(model.map(\.serial))")
-            if failed { return }
         }
     }
 }
