@@ -1,0 +1,89 @@
+import Foundation
+
+/// Runs model sequences in a child process (an exit test), so that a trap in the library ends the
+/// child, not the test run, and the parent can still shrink the sequence that trapped.
+///
+/// The child writes what it is doing to a status file: the sequence it is about to run, then the
+/// failure it found, or that all passed. A child that stops without a verdict trapped while
+/// running the sequence named last.
+enum ModelBatch {
+    /// What the child reports through the status file.
+    struct Status: Codable {
+        enum State: String, Codable { case running, failed, passed }
+        var state: State
+        var sequence: ModelSequence?
+        var failure: ModelFailure?
+        var sequencesRun: Int
+        var statistics: [String: Int] = [:]
+    }
+
+    /// How long a phase may take in the batch (only a hang waits that long).
+    static let batchPhaseTimeout = 20.0
+    /// How long a phase may take while shrinking (a hang reproduces; waiting long is wasted).
+    static let shrinkPhaseTimeout = 4.0
+
+    static func write(_ status: Status, to path: String) {
+        let data = try! JSONEncoder().encode(status)
+        _ = FileManager.default.createFile(atPath: path, contents: data)
+    }
+
+    static func read(_ path: String) -> Status? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(Status.self, from: data)
+    }
+
+    /// Normalizes, plays and checks one sequence; the failure, if any.
+    static func check(_ sequence: ModelSequence, phaseTimeout: Double, prefix: String) -> ModelFailure? {
+        let (normalized, model) = ReferenceModel.normalized(sequence)
+        let runner = ModelRunner(sequence: normalized, model: model, prefix: prefix, phaseTimeout: phaseTimeout)
+        let outcome = runner.play()
+        return ModelChecker(sequence: normalized, model: model, outcome: outcome).failure()
+    }
+
+    /// The child's side of a batch: `count` sequences from `seed` on, stopping at the first failure.
+    static func runBatch(mode: ModelSequence.Mode, seed: UInt64, count: Int, defects: ModelKnownDefects, statusPath: String) {
+        var seed = seed
+        var statistics: [String: Int] = [:]
+        for index in 0..<count {
+            let sequence = ModelGenerator.sequence(seed: seed, mode: mode, defects: defects)
+            write(Status(state: .running, sequence: sequence, sequencesRun: index), to: statusPath)
+            statistics["steps", default: 0] += sequence.commands.count
+            if let failure = check(sequence, phaseTimeout: batchPhaseTimeout, prefix: "m\(seed)") {
+                write(Status(state: .failed, sequence: sequence, failure: failure, sequencesRun: index + 1), to: statusPath)
+                return
+            }
+            var next = SplitMix64(seed: seed)
+            seed = next.next()
+        }
+        write(Status(state: .passed, sequencesRun: count, statistics: statistics), to: statusPath)
+    }
+
+    /// The exit status of a child that found a failure, and of one that did not. A child always
+    /// ends with a failing status (a trap ends it with a signal), so that the parent's
+    /// `#expect(processExitsWith: .failure)` holds whatever happened and hands over the result.
+    static let exitFailed: Int32 = 1
+    static let exitPassed: Int32 = 2
+
+    /// The child's side of a batch, then the end of the child.
+    static func runBatchAndExit(mode: ModelSequence.Mode, seed: UInt64, count: Int, defects: ModelKnownDefects, statusPath: String) {
+        runBatch(mode: mode, seed: seed, count: count, defects: defects, statusPath: statusPath)
+        exit(read(statusPath)?.state == .failed ? exitFailed : exitPassed)
+    }
+
+    /// The child's side of a shrinking step: plays `sequence` up to `repeats` times; writes the
+    /// failure to the status file if one run fails, and ends the child.
+    static func runCandidateAndExit(_ sequence: ModelSequence, repeats: Int, statusPath: String) {
+        for attempt in 0..<repeats {
+            if let failure = check(sequence, phaseTimeout: shrinkPhaseTimeout, prefix: "s\(attempt)") {
+                write(Status(state: .failed, sequence: sequence, failure: failure, sequencesRun: attempt + 1), to: statusPath)
+                exit(exitFailed)
+            }
+        }
+        exit(exitPassed)
+    }
+
+    /// A status file path unique to this process and call.
+    static func temporaryPath(_ label: String) -> String {
+        NSTemporaryDirectory() + "operations-model-\(label)-\(getpid())-\(UInt64.random(in: 0..<UInt64.max)).json"
+    }
+}

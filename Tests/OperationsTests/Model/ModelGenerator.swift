@@ -1,0 +1,400 @@
+/// Makes a random ``ModelSequence`` from a seed: the same seed always makes the same sequence.
+///
+/// Each sequence picks a profile, which weights the steps towards one area (many dependents
+/// and re-added dependencies, late dependencies, priorities, groups, observers, cancellation) or
+/// mixes them all. Steps are drawn against a ``ReferenceModel`` of the sequence so far, so that
+/// most are legal; the model drops the rest. ``ModelKnownDefects`` keeps out the shapes of defects
+/// still being fixed elsewhere.
+struct ModelGenerator {
+    /// The areas a sequence concentrates on.
+    enum Profile: CaseIterable {
+        case mixed, fans, lateDependencies, priorities, groups, observers, cancellation
+    }
+
+    /// The kinds of step, each drawn with a weight that depends on the profile.
+    private enum Move: CaseIterable {
+        case make, enqueue, enqueueBatch, addChild, addDependency, lateDependency, removeDependency, reAdd
+        case fanReAdd, setPriority, priorityStorm, cancel, cancelWithError, addCondition, conditionOnChild
+        case observe, observeDependenciesFromHandler, observeOperationsFromHandler, onRun, onCallback
+        case startByHand, runUntilQuiet, keepSuspended, suspendOrResume, pause
+    }
+
+    private var random: SplitMix64
+    private let mode: ModelSequence.Mode
+    private let defects: ModelKnownDefects
+    private let profile: Profile
+    private var model: ReferenceModel
+    private var commands: [ModelCommand] = []
+    private var nextID = 0
+    private let widths: [Int]
+    /// Dependencies removed so far, to add back (the shape of defect 1).
+    private var removed: [[Int]] = []
+    /// The most dependents each operation had at once.
+    private var peakDependents: [Int: Int] = [:]
+
+    /// The sequence for `seed`.
+    static func sequence(seed: UInt64, mode: ModelSequence.Mode, defects: ModelKnownDefects) -> ModelSequence {
+        var generator = ModelGenerator(seed: seed, mode: mode, defects: defects)
+        generator.generate()
+        let sequence = ModelSequence(mode: mode, queueWidths: generator.widths, commands: generator.commands, seed: seed)
+        return ReferenceModel.normalized(sequence).sequence
+    }
+
+    private init(seed: UInt64, mode: ModelSequence.Mode, defects: ModelKnownDefects) {
+        var random = SplitMix64(seed: seed)
+        self.mode = mode
+        self.defects = defects
+        profile = random.chance(0.35) ? .mixed : random.pick(Profile.allCases)
+        let queueCount = Int.random(in: 1...3, using: &random)
+        var widths = [random.chance(0.75) ? 1 : -1]
+        for _ in 1..<queueCount {
+            widths.append(random.pick([1, 1, 2, -1, -1]))
+        }
+        if profile == .groups && !widths.contains(-1) { widths.append(-1) }
+        self.widths = widths
+        self.random = random
+        model = ReferenceModel(mode: mode, queueWidths: widths)
+    }
+
+    // MARK: Drawing
+
+    private func weight(_ move: Move) -> Int {
+        var weight: Int
+        switch move {
+        case .make: weight = 10
+        case .enqueue: weight = 10
+        case .enqueueBatch: weight = 4
+        case .addChild: weight = 4
+        case .addDependency: weight = 10
+        case .lateDependency: weight = 4
+        case .removeDependency: weight = 3
+        case .reAdd: weight = 3
+        case .fanReAdd: weight = 1
+        case .setPriority: weight = 4
+        case .priorityStorm: weight = 2
+        case .cancel: weight = 4
+        case .cancelWithError: weight = 1
+        case .addCondition: weight = 5
+        case .conditionOnChild: weight = 1
+        case .observe: weight = 3
+        case .observeDependenciesFromHandler: weight = 1
+        case .observeOperationsFromHandler: weight = 1
+        case .onRun: weight = 3
+        case .onCallback: weight = 3
+        case .startByHand: weight = 1
+        case .runUntilQuiet: weight = mode == .staged ? 2 : 0
+        case .keepSuspended: weight = mode == .staged ? 1 : 0
+        case .suspendOrResume: weight = mode == .interleaved ? 3 : 0
+        case .pause: weight = mode == .interleaved ? 4 : 0
+        }
+        switch (profile, move) {
+        case (.fans, .fanReAdd): weight = 12
+        case (.fans, .reAdd), (.fans, .removeDependency): weight *= 3
+        case (.lateDependencies, .lateDependency): weight = 16
+        case (.lateDependencies, .addCondition), (.lateDependencies, .runUntilQuiet): weight *= 3
+        case (.priorities, .setPriority): weight = 20
+        case (.priorities, .priorityStorm): weight = 8
+        case (.groups, .addChild), (.groups, .conditionOnChild): weight *= 4
+        case (.groups, .onRun): weight *= 3
+        case (.observers, .observe), (.observers, .observeDependenciesFromHandler), (.observers, .observeOperationsFromHandler),
+             (.observers, .onCallback):
+            weight *= 4
+        case (.cancellation, .cancel), (.cancellation, .cancelWithError), (.cancellation, .addCondition):
+            weight *= 3
+        default: break
+        }
+        return weight
+    }
+
+    private mutating func drawMove() -> Move {
+        let weights = Move.allCases.map(weight)
+        var ticket = Int.random(in: 0..<weights.reduce(0, +), using: &random)
+        for (move, weight) in zip(Move.allCases, weights) {
+            if ticket < weight { return move }
+            ticket -= weight
+        }
+        return .make
+    }
+
+    /// Keeps `command` if the model takes it.
+    @discardableResult
+    private mutating func emit(_ command: ModelCommand) -> Bool {
+        var next = model
+        guard next.apply(command), !reachesKnownDefect(next) else { return false }
+        model = next
+        commands.append(command)
+        for id in command.operations where model.ops[id] != nil {
+            for dependency in model.ops[id]!.deps where dependency >= 0 {
+                peakDependents[dependency] = max(peakDependents[dependency] ?? 0, dependentCount(dependency))
+            }
+        }
+        return true
+    }
+
+    private mutating func generate() {
+        for _ in 0..<Int.random(in: 3...7, using: &random) {
+            makeOperation()
+        }
+        let steps = Int.random(in: 8...36, using: &random)
+        var attempts = 0
+        while commands.count < steps + 3 && attempts < steps * 6 {
+            attempts += 1
+            step(drawMove())
+        }
+        // Most of what was made goes somewhere, so that it runs.
+        for id in ids(where: { $0.home == .free && $0.isPending && !$0.startedByHand }) where random.chance(0.75) {
+            if let group = randomGroup(), random.chance(0.25) {
+                emit(.addChild(id, group: group))
+            } else {
+                emit(.enqueue([id], queue: queueFor(id)))
+            }
+        }
+    }
+
+    // MARK: Choosing
+
+    private func ids(where predicate: (ReferenceModel.OpState) -> Bool) -> [Int] {
+        model.ops.keys.sorted().filter { predicate(model.ops[$0]!) }
+    }
+
+    private mutating func randomOp(where predicate: (ReferenceModel.OpState) -> Bool = { _ in true }) -> Int? {
+        let candidates = ids(where: predicate)
+        return candidates.isEmpty ? nil : random.pick(candidates)
+    }
+
+    private mutating func randomGroup() -> Int? {
+        randomOp { $0.kind.isGroup && $0.life != .finished }
+    }
+
+    private mutating func queueFor(_ id: Int) -> Int {
+        let kind = model.ops[id]!.kind
+        let fitting = widths.indices.filter { !kind.isGroup || widths[$0] == -1 }
+        return fitting.isEmpty ? 0 : random.pick(fitting)
+    }
+
+    private mutating func randomKind() -> ModelOpKind {
+        var kinds: [(ModelOpKind, Int)] = [
+            (.sync, 40), (.blocks, 8), (.asyncInline, 10), (.asyncOtherThread, 12), (.asyncThrowing, 8),
+            (.asyncFinishedByDidCancel, defects.finishFromDidCancel ? 0 : 6),
+            (.group, widths.contains(-1) ? (profile == .groups ? 30 : 10) : 0),
+            (.groupWithTail, widths.contains(-1) && !defects.groupRunsChildrenInExecute ? (profile == .groups ? 15 : 5) : 0),
+        ]
+        kinds = kinds.filter { $0.1 > 0 }
+        var ticket = Int.random(in: 0..<kinds.map(\.1).reduce(0, +), using: &random)
+        for (kind, weight) in kinds {
+            if ticket < weight { return kind }
+            ticket -= weight
+        }
+        return .sync
+    }
+
+    @discardableResult
+    private mutating func makeOperation(_ kind: ModelOpKind? = nil) -> Int {
+        let id = nextID
+        nextID += 1
+        emit(.make(id, kind ?? randomKind()))
+        return id
+    }
+
+    /// The number of operations that depend on `id`.
+    private func dependentCount(_ id: Int) -> Int {
+        model.ops.values.count { $0.deps.contains(id) }
+    }
+
+    // MARK: Steps
+
+    private mutating func step(_ move: Move) {
+        switch move {
+        case .make:
+            makeOperation()
+        case .enqueue:
+            if let id = randomOp(where: { $0.home == .free && $0.isPending && !$0.startedByHand }) {
+                emit(.enqueue([id], queue: queueFor(id)))
+            }
+        case .enqueueBatch:
+            let free = ids(where: { $0.home == .free && $0.isPending && !$0.startedByHand && !$0.kind.isGroup
+                && !(defects.gatedOperationInBatch && !$0.conditions.isEmpty) })
+            guard free.count >= 2 else { return }
+            let batch = Array(free.shuffled(using: &random).prefix(Int.random(in: 2...4, using: &random)))
+            emit(.enqueue(batch, queue: Int.random(in: 0..<widths.count, using: &random)))
+        case .addChild:
+            if let group = randomGroup(), let id = randomOp(where: { $0.home == .free && $0.isPending }) {
+                emit(.addChild(id, group: group))
+            }
+        case .addDependency:
+            if let id = randomOp(), let dependency = randomOp() {
+                addDependency(id, on: dependency)
+            }
+        case .lateDependency:
+            // A dependency for an operation that is in a queue already, ready (its conditions may
+            // have passed): it must wait again.
+            if let id = randomOp(where: { $0.queue != nil && $0.isPending && !$0.cancelled }),
+               let dependency = randomOp(where: { $0.isPending }) {
+                addDependency(id, on: dependency)
+            }
+        case .removeDependency:
+            let edges = model.ops.keys.sorted().flatMap { id in model.ops[id]!.deps.filter { $0 >= 0 }.map { [id, $0] } }
+            if !edges.isEmpty {
+                let edge = random.pick(edges)
+                if emit(.removeDependency(edge[0], on: edge[1])) { removed.append(edge) }
+            }
+        case .reAdd:
+            let edges = model.ops.keys.sorted().flatMap { id in model.ops[id]!.deps.filter { $0 >= 0 }.map { [id, $0] } }
+            if !edges.isEmpty {
+                let edge = random.pick(edges)
+                if emit(.removeDependency(edge[0], on: edge[1])) {
+                    removed.append(edge)
+                    addDependency(edge[0], on: edge[1])
+                }
+            }
+        case .fanReAdd:
+            fanReAdd()
+        case .setPriority:
+            if let id = randomOp() {
+                emit(.setPriority(id, random.pick(ModelPriority.allCases)))
+            }
+        case .priorityStorm:
+            if let id = randomOp(where: { $0.scheduled || $0.isPending }) {
+                let long = !defects.ticketWrap && random.chance(0.06)
+                emit(.priorityStorm(id, changes: long ? 65_536 + Int.random(in: 0...3, using: &random) : Int.random(in: 1...300, using: &random)))
+            }
+        case .cancel:
+            if let id = randomOp(where: { $0.isPending && !$0.cancelled }) { emit(.cancel(id)) }
+        case .cancelWithError:
+            if let id = randomOp(where: { $0.isPending && !$0.cancelled && !$0.kind.isGroup }) { emit(.cancelWithError(id)) }
+        case .addCondition:
+            if let id = randomOp(where: { $0.home == .free && $0.isPending }), let condition = randomCondition(for: id) {
+                emit(.addCondition(id, condition))
+            }
+        case .conditionOnChild:
+            // `.dependency(x)` where x is a group's child that has not started (defect 16's shape).
+            guard !defects.conditionDependencyOnGroupChild,
+                  let child = randomOp(where: { $0.group != nil && $0.isPending && !$0.kind.isGroup }),
+                  let id = randomOp(where: { $0.home == .free && $0.isPending }) else { return }
+            emit(.addCondition(id, .dependency(child)))
+        case .observe:
+            if let id = randomOp(where: { $0.isPending }) { emit(.observe(id)) }
+        case .observeDependenciesFromHandler:
+            if !defects.observerRegisteredInHandler, let id = randomOp() { emit(.observeDependenciesFromHandler(id)) }
+        case .observeOperationsFromHandler:
+            if !defects.observerRegisteredInHandler {
+                emit(.observeOperationsFromHandler(queue: Int.random(in: 0..<widths.count, using: &random)))
+            }
+        case .onRun:
+            onRun()
+        case .onCallback:
+            if let id = randomOp(where: { $0.isPending }) {
+                let callback = random.pick(ModelCallback.allCases)
+                if defects.waitInDidFinish && callback == .didFinishWaits { return }
+                if defects.waitInFinishObserverInsideBody && callback == .isFinishedObserverWaits
+                    && (model.ops[id]!.kind.isGroup || model.ops[id]!.kind == .asyncInline) { return }
+                emit(.onCallback(id, callback))
+            }
+        case .startByHand:
+            if let id = randomOp(where: { $0.home == .free && $0.isPending }) { emit(.startByHand(id)) }
+        case .runUntilQuiet:
+            emit(.runUntilQuiet)
+        case .keepSuspended:
+            let queue = Int.random(in: 0..<widths.count, using: &random)
+            if defects.exclusivityInSuspendedQueue && !keepsExclusivityOutOf(queue) { return }
+            emit(.keepSuspended(queue: queue))
+        case .suspendOrResume:
+            let queue = Int.random(in: 0..<widths.count, using: &random)
+            emit(model.queues[queue].suspended ? .resume(queue: queue) : .suspend(queue: queue))
+        case .pause:
+            emit(.pause(random.pick([0, 10, 50, 200, 1_000])))
+        }
+    }
+
+    private mutating func addDependency(_ id: Int, on dependency: Int) {
+        if defects.dependentReAdd && removed.contains([id, dependency]) && (peakDependents[dependency] ?? 0) >= 15 { return }
+        if defects.lateDependencyAfterConditions, let op = model.ops[id], op.queue != nil || op.group != nil,
+           op.isPending, !op.cancelled, model.isReady(id) || op.gate == .passed, !model.isFinished(dependency) {
+            return
+        }
+        emit(.addDependency(id, on: dependency))
+    }
+
+    /// An operation with many dependents; one of them, which also waits for another operation,
+    /// has its dependency removed and added back (defect 1's shape).
+    private mutating func fanReAdd() {
+        guard let dependency = randomOp(where: { $0.isPending }) else { return }
+        let first = 100 + nextID * 50
+        let count = random.pick([15, 16, 16, 17, 20])
+        guard emit(.fan(on: dependency, first: first, count: count, queue: Int.random(in: 0..<widths.count, using: &random))) else { return }
+        let member = first + Int.random(in: 0..<count, using: &random)
+        let other = makeOperation(.sync)
+        emit(.addDependency(member, on: other))
+        if emit(.removeDependency(member, on: dependency)) {
+            removed.append([member, dependency])
+            addDependency(member, on: dependency)
+        }
+        emit(.enqueue([other], queue: Int.random(in: 0..<widths.count, using: &random)))
+    }
+
+    private mutating func randomCondition(for id: Int) -> ModelConditionSpec? {
+        let hasBody = model.ops[id]!.kind.hasBody
+        let asynchronousAllowed = !(defects.bodyAfterAsyncConditionInTask && hasBody)
+        var choices: [(ModelConditionSpec, Int)] = [
+            (.predicate(random.chance(0.7)), 6), (.noFailedDependencies, 5), (.noCancelledDependencies, 4),
+            (.exclusive(Int.random(in: 0..<2, using: &random)),
+             model.ops[id]!.kind.isGroup || (defects.exclusivityInSuspendedQueue && model.queues.contains(where: \.keptSuspended)) ? 0 : 5),
+            (.not(random.chance(0.5)), 2), (.any(random.chance(0.5), random.chance(0.5)), 2),
+        ]
+        if asynchronousAllowed {
+            choices += [
+                (.evaluate(random.chance(0.7)), 4), (.evaluateThrows, 1),
+                (.cancelsItsOperation, profile == .cancellation ? 4 : 1),
+                (.cancelsItsOperationAndWaits, defects.cancellationOfConditionTask ? 0 : (profile == .cancellation ? 4 : 1)),
+            ]
+        }
+        if let other = randomOp(where: { $0.isPending && !$0.kind.isGroup }), other != id {
+            let isChild = model.ops[other]!.group != nil
+            if !(isChild && defects.conditionDependencyOnGroupChild) {
+                choices.append((.dependency(other), 3))
+            }
+        }
+        choices = choices.filter { $0.1 > 0 }
+        var ticket = Int.random(in: 0..<choices.map(\.1).reduce(0, +), using: &random)
+        for (condition, weight) in choices {
+            if ticket < weight { return condition }
+            ticket -= weight
+        }
+        return nil
+    }
+
+    private mutating func onRun() {
+        guard let id = randomOp(where: { $0.kind.hasBody && $0.isPending && !$0.startedByHand }) else { return }
+        let op = model.ops[id]!
+        var actions: [ModelBodyAction] = []
+        if let dependent = randomOp(where: { $0.deps.contains(id) && $0.isPending }) { actions.append(.cancel(dependent)) }
+        if let target = randomOp(where: { $0.home == .free && $0.isPending && !$0.kind.isGroup && !$0.startedByHand }), target != id {
+            if !(defects.currentQueueOfGroupChild && op.group != nil) { actions.append(.addToCurrentQueue(target)) }
+            actions.append(.produce(target))
+            if op.group != nil { actions.append(.addToOwnGroup(target)) }
+        }
+        if let dependency = op.deps.filter({ $0 >= 0 }).randomElement(using: &random) { actions.append(.waitForDependency(dependency)) }
+        if !actions.isEmpty { emit(.onRun(id, random.pick(actions))) }
+    }
+
+    /// Whether the model has come to a shape that a switched-on known defect needs that only
+    /// shows once later steps are made (an operation that adds to `OpQueue.current` becoming a
+    /// group's child).
+    private func reachesKnownDefect(_ model: ReferenceModel) -> Bool {
+        if defects.currentQueueOfGroupChild {
+            for (id, op) in model.ops where op.bodyActions.contains(where: { if case .addToCurrentQueue = $0 { true } else { false } }) {
+                if model.becomesChild(id) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Whether no operation of `queue` is exclusive (so that keeping it suspended cannot hold a
+    /// category: defect 9).
+    private func keepsExclusivityOutOf(_ queue: Int) -> Bool {
+        // Operations with a category are refused from a kept queue by the generator below as
+        // well: only queues without any exclusive member now, and no exclusive operation anywhere
+        // that could still join, qualify.
+        !model.ops.values.contains { $0.isExclusive && ($0.queue == queue || $0.home == .free) }
+    }
+}
