@@ -44,7 +44,7 @@ final class ModelAsyncOp: AsyncOp, @unchecked Sendable {
             DispatchQueue.global().async { [self] in
                 cancel()
             }
-        case .sync, .blocks, .group, .groupWithTail:
+        case .sync, .blocks, .asyncBody, .group, .groupWithTail:
             preconditionFailure("ModelAsyncOp made for \(kind)")
         }
     }

@@ -39,12 +39,17 @@ import Testing
         var sequence = ModelGenerator.sequence(seed: 7, mode: .staged, defects: ModelKnownDefects())
         sequence.commands = [.make(900, .sync)] + sequence.commands + [.cancel(900)]
         let failure = ModelFailure(category: .outcome, details: ["op900 was cancelled"])
+        var environment = ""
+        for name in ["OPERATIONS_MODEL_ALL_DEFECTS", "OPERATIONS_MODEL_DEFECTS_OFF"] {
+            if let value = ProcessInfo.processInfo.environment[name] { environment += "\(name)=\(value) " }
+        }
         let shrinker = ModelShrinker(evaluate: { candidate in
             let fails = candidate.commands.contains(.make(900, .sync)) && candidate.commands.contains(.cancel(900))
             return fails ? failure : nil
         })
         let (shrunk, found, _) = await shrinker.shrink(sequence, failing: failure)
         #expect(shrunk.commands == [.make(900, .sync), .cancel(900)])
+        #expect(ModelShrinker.simplifications(of: .fan(on: 0, first: 10, count: 20, queue: 0)).contains(.fan(on: 0, first: 10, count: 16, queue: 0)))
         #expect(found == failure)
     }
 
@@ -118,7 +123,8 @@ import Testing
         let failure: ModelFailure
         switch status.state {
         case .passed:
-            print("model-based test, \(mode): \(status.sequencesRun) sequences (\(status.statistics["steps"] ?? 0) steps) passed in \(ContinuousClock.now - started)")
+            let counts = status.statistics.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            print("model-based test, \(mode): \(status.sequencesRun) sequences passed in \(ContinuousClock.now - started) (\(counts))")
             return
         case .failed:
             sequence = status.sequence!
@@ -128,14 +134,18 @@ import Testing
             failure = ModelFailure(category: .crash, details: ["the process stopped while it played this sequence"])
         }
         let repeats = failure.category == .crash || failure.category == .hang ? 1 : 3
-        let shrinker = ModelShrinker(evaluate: { candidate in await Self.evaluateInChild(candidate, repeats: repeats) })
+        var environment = ""
+        for name in ["OPERATIONS_MODEL_ALL_DEFECTS", "OPERATIONS_MODEL_DEFECTS_OFF"] {
+            if let value = ProcessInfo.processInfo.environment[name] { environment += "\(name)=\(value) " }
+        }
+        let shrinker = ModelShrinker(evaluate: { candidate in await Self.evaluateInChild(candidate, repeats: repeats, defects: defects) }, defects: defects)
         // The crash's message comes from playing it again (the batch's child could not report it).
-        let reproduced = await Self.evaluateInChild(sequence, repeats: repeats)
+        let reproduced = await Self.evaluateInChild(sequence, repeats: repeats, defects: defects)
         let (shrunk, shrunkFailure, tries) = await shrinker.shrink(sequence, failing: reproduced ?? failure)
         Issue.record("""
             The library did not play a sequence the way the reference model allows (\(shrunkFailure.category.rawValue)).
             Seed \(sequence.seed), sequence \(status.sequencesRun) of this run. Replay:
-              OPERATIONS_MODEL_SEED=\(sequence.seed) OPERATIONS_MODEL_SEQUENCES=1 swift test --filter ModelBasedTests/\(mode == .staged ? "stagedSequencesMatchTheReferenceModel" : "interleavedSequencesKeepTheModelsInvariants")
+              \(environment)OPERATIONS_MODEL_SEED=\(sequence.seed) OPERATIONS_MODEL_SEQUENCES=1 swift test --filter ModelBasedTests/\(mode == .staged ? "stagedSequencesMatchTheReferenceModel" : "interleavedSequencesKeepTheModelsInvariants")
             \(reproduced == nil ? "(It did not fail again when played once more: timing matters.)\n" : "")\
             Shortest sequence found (\(shrunk.commands.count) of \(sequence.commands.count) steps, \(tries) candidates played):
             \(shrunk)
@@ -145,13 +155,14 @@ import Testing
     }
 
     /// Plays `sequence` in a child process (up to `repeats` times); its failure, or `nil`.
-    static func evaluateInChild(_ sequence: ModelSequence, repeats: Int) async -> ModelFailure? {
+    static func evaluateInChild(_ sequence: ModelSequence, repeats: Int, defects: ModelKnownDefects) async -> ModelFailure? {
         let statusPath = ModelBatch.temporaryPath("candidate")
         defer { try? FileManager.default.removeItem(atPath: statusPath) }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            [sequence = sequence as ModelSequence, repeats = repeats as Int, statusPath = statusPath as String] in
+            [sequence = sequence as ModelSequence, repeats = repeats as Int, defects = defects as ModelKnownDefects,
+             statusPath = statusPath as String] in
             await onOwnThread {
-                ModelBatch.runCandidateAndExit(sequence, repeats: repeats, statusPath: statusPath)
+                ModelBatch.runCandidateAndExit(sequence, repeats: repeats, defects: defects, statusPath: statusPath)
             }
         }
         guard let result else { return nil }
@@ -163,8 +174,11 @@ import Testing
         default:
             break
         }
+        // The message of the trap, not the backtrace that follows it.
         let output = String(decoding: result.standardErrorContent, as: UTF8.self)
-        let lines = output.split(separator: "\n").suffix(6).map(String.init)
-        return ModelFailure(category: .crash, details: ["the process stopped: \(result.exitStatus)"] + lines)
+        let lines = output.split(separator: "\n").map(String.init).filter {
+            $0.contains("Fatal error") || $0.contains("Operations:") || $0.contains("Could not cast") || $0.contains("Precondition failed")
+        }
+        return ModelFailure(category: .crash, details: ["the process stopped: \(result.exitStatus)"] + lines.prefix(4))
     }
 }

@@ -33,11 +33,26 @@ enum ModelBatch {
     }
 
     /// Normalizes, plays and checks one sequence; the failure, if any.
-    static func check(_ sequence: ModelSequence, phaseTimeout: Double, prefix: String) -> ModelFailure? {
+    static func check(_ sequence: ModelSequence, phaseTimeout: Double, prefix: String, defects: ModelKnownDefects) -> ModelFailure? {
+        var statistics: [String: Int] = [:]
+        return check(sequence, phaseTimeout: phaseTimeout, prefix: prefix, defects: defects, statistics: &statistics)
+    }
+
+    /// Normalizes, plays and checks one sequence, counting what it exercised; the failure, if any.
+    static func check(_ sequence: ModelSequence, phaseTimeout: Double, prefix: String, defects: ModelKnownDefects,
+                      statistics: inout [String: Int]) -> ModelFailure? {
         let (normalized, model) = ReferenceModel.normalized(sequence)
         let runner = ModelRunner(sequence: normalized, model: model, prefix: prefix, phaseTimeout: phaseTimeout)
         let outcome = runner.play()
-        return ModelChecker(sequence: normalized, model: model, outcome: outcome).failure()
+        statistics["steps", default: 0] += normalized.commands.count
+        statistics["operations", default: 0] += model.ops.count
+        statistics["bodies run", default: 0] += model.ops.values.count(where: \.ran)
+        statistics["cancelled", default: 0] += model.ops.values.count(where: \.cancelled)
+        statistics["failed conditions", default: 0] += model.ops.values.count { if case .conditionFailed = $0.error { true } else { false } }
+        statistics["groups", default: 0] += model.ops.values.count(where: \.kind.isGroup)
+        statistics["run phases", default: 0] += model.phaseCount
+        statistics["start orders checked", default: 0] += model.orderSnapshots.count { $0.isDeterminate && $0.members.values.count(where: \.runs) > 1 }
+        return ModelChecker(sequence: normalized, model: model, outcome: outcome, defects: defects).failure()
     }
 
     /// The child's side of a batch: `count` sequences from `seed` on, stopping at the first failure.
@@ -47,8 +62,7 @@ enum ModelBatch {
         for index in 0..<count {
             let sequence = ModelGenerator.sequence(seed: seed, mode: mode, defects: defects)
             write(Status(state: .running, sequence: sequence, sequencesRun: index), to: statusPath)
-            statistics["steps", default: 0] += sequence.commands.count
-            if let failure = check(sequence, phaseTimeout: batchPhaseTimeout, prefix: "m\(seed)") {
+            if let failure = check(sequence, phaseTimeout: batchPhaseTimeout, prefix: "m\(seed)", defects: defects, statistics: &statistics) {
                 write(Status(state: .failed, sequence: sequence, failure: failure, sequencesRun: index + 1), to: statusPath)
                 return
             }
@@ -72,9 +86,9 @@ enum ModelBatch {
 
     /// The child's side of a shrinking step: plays `sequence` up to `repeats` times; writes the
     /// failure to the status file if one run fails, and ends the child.
-    static func runCandidateAndExit(_ sequence: ModelSequence, repeats: Int, statusPath: String) {
+    static func runCandidateAndExit(_ sequence: ModelSequence, repeats: Int, defects: ModelKnownDefects, statusPath: String) {
         for attempt in 0..<repeats {
-            if let failure = check(sequence, phaseTimeout: shrinkPhaseTimeout, prefix: "s\(attempt)") {
+            if let failure = check(sequence, phaseTimeout: shrinkPhaseTimeout, prefix: "s\(attempt)", defects: defects) {
                 write(Status(state: .failed, sequence: sequence, failure: failure, sequencesRun: attempt + 1), to: statusPath)
                 exit(exitFailed)
             }

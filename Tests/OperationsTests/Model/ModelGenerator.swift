@@ -8,7 +8,7 @@
 struct ModelGenerator {
     /// The areas a sequence concentrates on.
     enum Profile: CaseIterable {
-        case mixed, fans, lateDependencies, priorities, groups, observers, cancellation
+        case mixed, fans, lateDependencies, priorities, groups, observers, cancellation, exclusivity
     }
 
     /// The kinds of step, each drawn with a weight that depends on the profile.
@@ -27,17 +27,15 @@ struct ModelGenerator {
     private var commands: [ModelCommand] = []
     private var nextID = 0
     private let widths: [Int]
-    /// Dependencies removed so far, to add back (the shape of defect 1).
-    private var removed: [[Int]] = []
-    /// The most dependents each operation had at once.
-    private var peakDependents: [Int: Int] = [:]
+    /// Keeps out the shapes of the known defects.
+    private var filter: ModelDefectFilter
 
     /// The sequence for `seed`.
     static func sequence(seed: UInt64, mode: ModelSequence.Mode, defects: ModelKnownDefects) -> ModelSequence {
         var generator = ModelGenerator(seed: seed, mode: mode, defects: defects)
         generator.generate()
         let sequence = ModelSequence(mode: mode, queueWidths: generator.widths, commands: generator.commands, seed: seed)
-        return ReferenceModel.normalized(sequence).sequence
+        return ReferenceModel.normalized(sequence, defects: defects).sequence
     }
 
     private init(seed: UInt64, mode: ModelSequence.Mode, defects: ModelKnownDefects) {
@@ -54,6 +52,7 @@ struct ModelGenerator {
         self.widths = widths
         self.random = random
         model = ReferenceModel(mode: mode, queueWidths: widths)
+        filter = ModelDefectFilter(defects)
     }
 
     // MARK: Drawing
@@ -101,6 +100,8 @@ struct ModelGenerator {
             weight *= 4
         case (.cancellation, .cancel), (.cancellation, .cancelWithError), (.cancellation, .addCondition):
             weight *= 3
+        case (.exclusivity, .addCondition), (.exclusivity, .lateDependency): weight *= 3
+        case (.exclusivity, .keepSuspended): weight = 6
         default: break
         }
         return weight
@@ -120,14 +121,10 @@ struct ModelGenerator {
     @discardableResult
     private mutating func emit(_ command: ModelCommand) -> Bool {
         var next = model
-        guard next.apply(command), !reachesKnownDefect(next) else { return false }
+        guard next.apply(command), filter.allows(command, on: model, giving: next) else { return false }
         model = next
+        filter.played(command, giving: model)
         commands.append(command)
-        for id in command.operations where model.ops[id] != nil {
-            for dependency in model.ops[id]!.deps where dependency >= 0 {
-                peakDependents[dependency] = max(peakDependents[dependency] ?? 0, dependentCount(dependency))
-            }
-        }
         return true
     }
 
@@ -176,6 +173,7 @@ struct ModelGenerator {
         var kinds: [(ModelOpKind, Int)] = [
             (.sync, 40), (.blocks, 8), (.asyncInline, 10), (.asyncOtherThread, 12), (.asyncThrowing, 8),
             (.asyncFinishedByDidCancel, defects.finishFromDidCancel ? 0 : 6),
+            (.asyncBody, defects.startInTaskOfAsyncBody ? 0 : 10),
             (.group, widths.contains(-1) ? (profile == .groups ? 30 : 10) : 0),
             (.groupWithTail, widths.contains(-1) && !defects.groupRunsChildrenInExecute ? (profile == .groups ? 15 : 5) : 0),
         ]
@@ -212,8 +210,7 @@ struct ModelGenerator {
                 emit(.enqueue([id], queue: queueFor(id)))
             }
         case .enqueueBatch:
-            let free = ids(where: { $0.home == .free && $0.isPending && !$0.startedByHand && !$0.kind.isGroup
-                && !(defects.gatedOperationInBatch && !$0.conditions.isEmpty) })
+            let free = ids(where: { $0.home == .free && $0.isPending && !$0.startedByHand && !$0.kind.isGroup })
             guard free.count >= 2 else { return }
             let batch = Array(free.shuffled(using: &random).prefix(Int.random(in: 2...4, using: &random)))
             emit(.enqueue(batch, queue: Int.random(in: 0..<widths.count, using: &random)))
@@ -223,28 +220,27 @@ struct ModelGenerator {
             }
         case .addDependency:
             if let id = randomOp(), let dependency = randomOp() {
-                addDependency(id, on: dependency)
+                emit(.addDependency(id, on: dependency))
             }
         case .lateDependency:
             // A dependency for an operation that is in a queue already, ready (its conditions may
             // have passed): it must wait again.
             if let id = randomOp(where: { $0.queue != nil && $0.isPending && !$0.cancelled }),
                let dependency = randomOp(where: { $0.isPending }) {
-                addDependency(id, on: dependency)
+                emit(.addDependency(id, on: dependency))
             }
         case .removeDependency:
             let edges = model.ops.keys.sorted().flatMap { id in model.ops[id]!.deps.filter { $0 >= 0 }.map { [id, $0] } }
             if !edges.isEmpty {
                 let edge = random.pick(edges)
-                if emit(.removeDependency(edge[0], on: edge[1])) { removed.append(edge) }
+                emit(.removeDependency(edge[0], on: edge[1]))
             }
         case .reAdd:
             let edges = model.ops.keys.sorted().flatMap { id in model.ops[id]!.deps.filter { $0 >= 0 }.map { [id, $0] } }
             if !edges.isEmpty {
                 let edge = random.pick(edges)
                 if emit(.removeDependency(edge[0], on: edge[1])) {
-                    removed.append(edge)
-                    addDependency(edge[0], on: edge[1])
+                    emit(.addDependency(edge[0], on: edge[1]))
                 }
             }
         case .fanReAdd:
@@ -268,35 +264,29 @@ struct ModelGenerator {
             }
         case .conditionOnChild:
             // `.dependency(x)` where x is a group's child that has not started (defect 16's shape).
-            guard !defects.conditionDependencyOnGroupChild,
-                  let child = randomOp(where: { $0.group != nil && $0.isPending && !$0.kind.isGroup }),
+            guard let child = randomOp(where: { $0.group != nil && $0.isPending && !$0.kind.isGroup }),
                   let id = randomOp(where: { $0.home == .free && $0.isPending }) else { return }
             emit(.addCondition(id, .dependency(child)))
         case .observe:
             if let id = randomOp(where: { $0.isPending }) { emit(.observe(id)) }
         case .observeDependenciesFromHandler:
-            if !defects.observerRegisteredInHandler, let id = randomOp() { emit(.observeDependenciesFromHandler(id)) }
+            if let id = randomOp() { emit(.observeDependenciesFromHandler(id)) }
         case .observeOperationsFromHandler:
-            if !defects.observerRegisteredInHandler {
-                emit(.observeOperationsFromHandler(queue: Int.random(in: 0..<widths.count, using: &random)))
-            }
+            emit(.observeOperationsFromHandler(queue: Int.random(in: 0..<widths.count, using: &random)))
         case .onRun:
             onRun()
         case .onCallback:
             if let id = randomOp(where: { $0.isPending }) {
-                let callback = random.pick(ModelCallback.allCases)
-                if defects.waitInDidFinish && callback == .didFinishWaits { return }
-                if defects.waitInFinishObserverInsideBody && callback == .isFinishedObserverWaits
-                    && (model.ops[id]!.kind.isGroup || model.ops[id]!.kind == .asyncInline) { return }
-                emit(.onCallback(id, callback))
+                emit(.onCallback(id, random.pick(ModelCallback.allCases)))
             }
         case .startByHand:
             if let id = randomOp(where: { $0.home == .free && $0.isPending }) { emit(.startByHand(id)) }
         case .runUntilQuiet:
             emit(.runUntilQuiet)
         case .keepSuspended:
-            let queue = Int.random(in: 0..<widths.count, using: &random)
-            if defects.exclusivityInSuspendedQueue && !keepsExclusivityOutOf(queue) { return }
+            // Preferably one with an exclusive operation, with other queues left to run them.
+            let exclusive = widths.indices.filter { queue in model.ops.values.contains { $0.isExclusive && $0.queue == queue } }
+            let queue = !exclusive.isEmpty && random.chance(0.7) ? random.pick(exclusive) : Int.random(in: 0..<widths.count, using: &random)
             emit(.keepSuspended(queue: queue))
         case .suspendOrResume:
             let queue = Int.random(in: 0..<widths.count, using: &random)
@@ -304,15 +294,6 @@ struct ModelGenerator {
         case .pause:
             emit(.pause(random.pick([0, 10, 50, 200, 1_000])))
         }
-    }
-
-    private mutating func addDependency(_ id: Int, on dependency: Int) {
-        if defects.dependentReAdd && removed.contains([id, dependency]) && (peakDependents[dependency] ?? 0) >= 15 { return }
-        if defects.lateDependencyAfterConditions, let op = model.ops[id], op.queue != nil || op.group != nil,
-           op.isPending, !op.cancelled, model.isReady(id) || op.gate == .passed, !model.isFinished(dependency) {
-            return
-        }
-        emit(.addDependency(id, on: dependency))
     }
 
     /// An operation with many dependents; one of them, which also waits for another operation,
@@ -326,33 +307,26 @@ struct ModelGenerator {
         let other = makeOperation(.sync)
         emit(.addDependency(member, on: other))
         if emit(.removeDependency(member, on: dependency)) {
-            removed.append([member, dependency])
-            addDependency(member, on: dependency)
+            emit(.addDependency(member, on: dependency))
         }
         emit(.enqueue([other], queue: Int.random(in: 0..<widths.count, using: &random)))
     }
 
     private mutating func randomCondition(for id: Int) -> ModelConditionSpec? {
-        let hasBody = model.ops[id]!.kind.hasBody
-        let asynchronousAllowed = !(defects.bodyAfterAsyncConditionInTask && hasBody)
         var choices: [(ModelConditionSpec, Int)] = [
             (.predicate(random.chance(0.7)), 6), (.noFailedDependencies, 5), (.noCancelledDependencies, 4),
             (.exclusive(Int.random(in: 0..<2, using: &random)),
-             model.ops[id]!.kind.isGroup || (defects.exclusivityInSuspendedQueue && model.queues.contains(where: \.keptSuspended)) ? 0 : 5),
+             model.ops[id]!.kind.isGroup || (defects.exclusivityInSuspendedQueue && model.queues.contains(where: \.keptSuspended)) ? 0
+                : profile == .exclusivity ? 30 : 5),
             (.not(random.chance(0.5)), 2), (.any(random.chance(0.5), random.chance(0.5)), 2),
         ]
-        if asynchronousAllowed {
-            choices += [
-                (.evaluate(random.chance(0.7)), 4), (.evaluateThrows, 1),
-                (.cancelsItsOperation, profile == .cancellation ? 4 : 1),
-                (.cancelsItsOperationAndWaits, defects.cancellationOfConditionTask ? 0 : (profile == .cancellation ? 4 : 1)),
-            ]
-        }
+        choices += [
+            (.evaluate(random.chance(0.7)), 4), (.evaluateThrows, 1),
+            (.cancelsItsOperation, profile == .cancellation ? 4 : 1),
+            (.cancelsItsOperationAndWaits, defects.cancellationOfConditionTask ? 0 : (profile == .cancellation ? 4 : 1)),
+        ]
         if let other = randomOp(where: { $0.isPending && !$0.kind.isGroup }), other != id {
-            let isChild = model.ops[other]!.group != nil
-            if !(isChild && defects.conditionDependencyOnGroupChild) {
-                choices.append((.dependency(other), 3))
-            }
+            choices.append((.dependency(other), 3))
         }
         choices = choices.filter { $0.1 > 0 }
         var ticket = Int.random(in: 0..<choices.map(\.1).reduce(0, +), using: &random)
@@ -369,32 +343,11 @@ struct ModelGenerator {
         var actions: [ModelBodyAction] = []
         if let dependent = randomOp(where: { $0.deps.contains(id) && $0.isPending }) { actions.append(.cancel(dependent)) }
         if let target = randomOp(where: { $0.home == .free && $0.isPending && !$0.kind.isGroup && !$0.startedByHand }), target != id {
-            if !(defects.currentQueueOfGroupChild && op.group != nil) { actions.append(.addToCurrentQueue(target)) }
+            actions.append(.addToCurrentQueue(target))
             actions.append(.produce(target))
             if op.group != nil { actions.append(.addToOwnGroup(target)) }
         }
         if let dependency = op.deps.filter({ $0 >= 0 }).randomElement(using: &random) { actions.append(.waitForDependency(dependency)) }
         if !actions.isEmpty { emit(.onRun(id, random.pick(actions))) }
-    }
-
-    /// Whether the model has come to a shape that a switched-on known defect needs that only
-    /// shows once later steps are made (an operation that adds to `OpQueue.current` becoming a
-    /// group's child).
-    private func reachesKnownDefect(_ model: ReferenceModel) -> Bool {
-        if defects.currentQueueOfGroupChild {
-            for (id, op) in model.ops where op.bodyActions.contains(where: { if case .addToCurrentQueue = $0 { true } else { false } }) {
-                if model.becomesChild(id) { return true }
-            }
-        }
-        return false
-    }
-
-    /// Whether no operation of `queue` is exclusive (so that keeping it suspended cannot hold a
-    /// category: defect 9).
-    private func keepsExclusivityOutOf(_ queue: Int) -> Bool {
-        // Operations with a category are refused from a kept queue by the generator below as
-        // well: only queues without any exclusive member now, and no exclusive operation anywhere
-        // that could still join, qualify.
-        !model.ops.values.contains { $0.isExclusive && ($0.queue == queue || $0.home == .free) }
     }
 }

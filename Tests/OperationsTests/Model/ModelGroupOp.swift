@@ -23,10 +23,10 @@ final class ModelGroupOp: GroupOp, @unchecked Sendable {
         if signalsAfterExecute { tail.open() }
     }
 
-    /// Waits until `execute()` has returned; `false` if it had not after two seconds (the child
-    /// runs inside `execute()`, which waits for it). Shorter than a phase may take while
-    /// shrinking (``ModelBatch/shrinkPhaseTimeout``), so that this reads as what it is.
+    /// Waits until `execute()` has returned; `false` if it had not after half the time a phase
+    /// may take (the child runs inside `execute()`, which waits for it), so that this reads as
+    /// what it is, not as a hang.
     func waitForTail() -> Bool {
-        tail.wait(seconds: 2)
+        tail.wait(seconds: recorder.phaseTimeout / 2)
     }
 }

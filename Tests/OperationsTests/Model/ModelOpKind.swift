@@ -14,6 +14,10 @@ enum ModelOpKind: String, Codable, Hashable, Sendable, CaseIterable {
     /// An `AsyncOp` that cancels itself from another thread once it runs, and is finished by its
     /// own `didCancel` observer (the shape of defect 2).
     case asyncFinishedByDidCancel
+    /// An `AsyncOp` with an `async` body (it runs in a task, which finishes the operation when
+    /// the body returns: the operations of the queue that start next must still start on the
+    /// queue's threads, not in that task, the shape of defect 8).
+    case asyncBody
     /// A `GroupOp`.
     case group
     /// A `GroupOp` subclass that signals after `super.execute()` returns; its children wait for
@@ -34,6 +38,7 @@ enum ModelOpKind: String, Codable, Hashable, Sendable, CaseIterable {
         case .asyncOtherThread: "AsyncOp(finishesOnAnotherThread)"
         case .asyncThrowing: "AsyncOp(failsOnAnotherThread)"
         case .asyncFinishedByDidCancel: "AsyncOp(cancelsItselfAndIsFinishedByDidCancel)"
+        case .asyncBody: "AsyncOp { await Task.yield() }"
         case .group: "GroupOp()"
         case .groupWithTail: "GroupOp(signalsAfterSuperExecute)"
         }

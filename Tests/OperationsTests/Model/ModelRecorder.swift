@@ -82,15 +82,18 @@ final class ModelRecorder: @unchecked Sendable {
     private var tokens: [ObservationToken] = []
     private var innerOperations: [Int: [ListChange]] = [:]
     /// Operations that bodies added, and that bodies cancelled (interleaved sequences need it).
-    private(set) var addedByBodies: Set<Int> = []
-    private(set) var cancelledByBodies: Set<Int> = []
+    private var added: Set<Int> = []
+    private var cancelled: Set<Int> = []
     private let stamps = Atomic<UInt64>(0)
     private let currentPhase = Atomic<Int>(0)
     /// A prefix for names (operations, queues, exclusivity categories) unique to the run.
     let prefix: String
+    /// How long a phase may take (waits in bodies are shorter).
+    let phaseTimeout: Double
 
-    init(prefix: String) {
+    init(prefix: String, phaseTimeout: Double) {
         self.prefix = prefix
+        self.phaseTimeout = phaseTimeout
     }
 
     var phase: Int {
@@ -192,6 +195,23 @@ final class ModelRecorder: @unchecked Sendable {
         locked { childrenOf[group] ?? [] }
     }
 
+    /// Barriers: the number of times each operation's (or queue's) barrier observer was called.
+    /// A change made after the others is delivered after them, in order, so once the barrier's
+    /// change has been delivered, no earlier change is still on its way (another thread may be
+    /// delivering an operation's changes after the operation has moved on).
+    private var barriers: [Int: Int] = [:]
+    private var queueBarriers: [Int: Int] = [:]
+
+    func passBarrier(of id: Int) { locked { barriers[id, default: 0] += 1 } }
+    func passQueueBarrier(of queue: Int) { locked { queueBarriers[queue, default: 0] += 1 } }
+    func barrierCount(of id: Int) -> Int? { locked { barriers[id] } }
+    func queueBarrierCount(of queue: Int) -> Int? { locked { queueBarriers[queue] } }
+    var operationsWithBarriers: [Int] { locked { Array(barriers.keys) } }
+    var queuesWithBarriers: [Int] { locked { Array(queueBarriers.keys) } }
+
+    var addedByBodies: Set<Int> { locked { added } }
+    var cancelledByBodies: Set<Int> { locked { cancelled } }
+
     func keep(_ token: ObservationToken) {
         locked { tokens.append(token) }
     }
@@ -203,7 +223,7 @@ final class ModelRecorder: @unchecked Sendable {
     }
 
     func noteInnerOperations(of queue: Int, _ change: ListChange) {
-        locked { innerOperations[queue, default: []].append(change) }
+        locked { if isRecording { innerOperations[queue, default: []].append(change) } }
     }
 
     func innerOperations(of queue: Int) -> [ListChange] {
@@ -241,7 +261,7 @@ final class ModelRecorder: @unchecked Sendable {
     private func perform(_ action: ModelBodyAction, by operation: Op, id: Int) {
         switch action {
         case .cancel(let target):
-            locked { _ = cancelledByBodies.insert(target) }
+            locked { if isRecording { _ = cancelled.insert(target) } }
             self.operation(target).cancel()
         case .addToCurrentQueue(let target):
             guard let queue = OpQueue.current else {
@@ -269,7 +289,8 @@ final class ModelRecorder: @unchecked Sendable {
     /// An operation a body adds joins the body's group, if the body's operation is a child.
     private func noteAdded(_ target: Int, by actor: Int) {
         locked {
-            addedByBodies.insert(target)
+            guard isRecording else { return }
+            added.insert(target)
             if let group = groupOf[actor] {
                 groupOf[target] = group
                 if !childrenAreGiven { childrenOf[group, default: []].append(target) }
@@ -298,12 +319,14 @@ final class ModelRecorder: @unchecked Sendable {
         locked { records[id]?.completions ?? 0 }
     }
 
+    /// Stops recording, then reads every operation's state: the records end before the states
+    /// are read, so that nothing recorded comes after them.
     func captureFinalStates() {
+        locked { isRecording = false }
         for (id, operation) in allOperations {
             let final = Final(isFinished: operation.isFinished, isCancelled: operation.isCancelled,
                               isExecuting: operation.isExecuting, error: ModelErrorKind(operation.error))
-            update(id) { $0.final = final }
+            locked { records[id, default: Record()].final = final }
         }
-        locked { isRecording = false }
     }
 }

@@ -42,7 +42,7 @@ final class ModelRunner: @unchecked Sendable {
     init(sequence: ModelSequence, model: ReferenceModel, prefix: String, phaseTimeout: Double) {
         self.sequence = sequence
         self.model = model
-        self.recorder = ModelRecorder(prefix: prefix)
+        self.recorder = ModelRecorder(prefix: prefix, phaseTimeout: phaseTimeout)
         self.phaseTimeout = phaseTimeout
         self.stepModel = ReferenceModel(mode: sequence.mode, queueWidths: sequence.queueWidths)
     }
@@ -103,6 +103,7 @@ final class ModelRunner: @unchecked Sendable {
             }
         }
         operationCounts = queues.map(\.operationCount)
+        if !stopped { passBarriers() }
         recorder.captureFinalStates()
         cleanUp()
     }
@@ -196,6 +197,8 @@ final class ModelRunner: @unchecked Sendable {
             operation = block
         case .asyncInline, .asyncOtherThread, .asyncThrowing, .asyncFinishedByDidCancel:
             operation = ModelAsyncOp(id: id, recorder: recorder, kind: kind)
+        case .asyncBody:
+            operation = ModelAsyncBodyOp(id: id, recorder: recorder)
         case .group, .groupWithTail:
             operation = ModelGroupOp(id: id, recorder: recorder, signalsAfterExecute: kind == .groupWithTail)
         }
@@ -262,7 +265,32 @@ final class ModelRunner: @unchecked Sendable {
 
     // MARK: Observers
 
+    /// Registers the operation's barrier observer (once): see ``ModelRecorder/passBarrier(of:)``.
+    private func addBarrier(to id: Int) {
+        guard recorder.barrierCount(of: id) == nil else { return }
+        let recorder = self.recorder
+        recorder.passBarrier(of: id)
+        recorder.keep(op(id).observe(\.queuePriority) { _, _ in recorder.passBarrier(of: id) })
+    }
+
+    /// Waits until every change made before now has been delivered to the observers of the
+    /// operations and queues that have them: a change made now is delivered after them.
+    private func passBarriers() {
+        for id in recorder.operationsWithBarriers {
+            let count = recorder.barrierCount(of: id) ?? 0
+            let operation = op(id)
+            operation.queuePriority = operation.queuePriority == .veryLow ? .veryHigh : .veryLow
+            _ = waitFor("the observers of op\(id)") { (recorder.barrierCount(of: id) ?? 0) > count }
+        }
+        for queue in recorder.queuesWithBarriers {
+            let count = recorder.queueBarrierCount(of: queue) ?? 0
+            queues[queue].name = (queues[queue].name ?? "") + "."
+            _ = waitFor("the observers of queues[\(queue)]") { (recorder.queueBarrierCount(of: queue) ?? 0) > count }
+        }
+    }
+
     private func observe(_ id: Int) {
+        addBarrier(to: id)
         let recorder = self.recorder
         let operation = op(id)
         operation.addObserver(BlockObserver(
@@ -293,6 +321,7 @@ final class ModelRunner: @unchecked Sendable {
     }
 
     private func observeDependenciesFromHandler(_ id: Int) {
+        addBarrier(to: id)
         let recorder = self.recorder
         let helper = BlockOp {}
         helper.name = "\(recorder.prefix)-helper\(id)"
@@ -313,6 +342,10 @@ final class ModelRunner: @unchecked Sendable {
 
     private func observeOperationsFromHandler(_ queue: Int) {
         let recorder = self.recorder
+        if recorder.queueBarrierCount(of: queue) == nil {
+            recorder.passQueueBarrier(of: queue)
+            recorder.keep(queues[queue].observe(\.name) { _, _ in recorder.passQueueBarrier(of: queue) })
+        }
         let fired = Atomic<Bool>(false)
         recorder.keep(queues[queue].observe(\.operations) { observed, _ in
             guard !fired.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -324,6 +357,7 @@ final class ModelRunner: @unchecked Sendable {
     }
 
     private func addCallback(_ callback: ModelCallback, to id: Int) {
+        addBarrier(to: id)
         let recorder = self.recorder
         let operation = op(id)
         recorder.addCallback(id, callback)
@@ -419,7 +453,8 @@ final class ModelRunner: @unchecked Sendable {
         let remaining = queues.indices.map { queue in
             model.queues[queue].members.count { model.ops[$0]!.finishPhase == nil }
         }
-        if !waitFor("the queues to empty", { queues.indices.allSatisfy { queues[$0].operationCount == remaining[$0] } }) {
+        // At most the operations that never finish stay (the checker compares exactly).
+        if !waitFor("the queues to empty", { queues.indices.allSatisfy { queues[$0].operationCount <= remaining[$0] } }) {
             let counts = queues.indices.map { "queues[\($0)]: \(queues[$0].operationCount) (expected \(remaining[$0]))" }
             fail(.hang, "the queues did not empty: \(counts.joined(separator: ", "))")
         }
@@ -428,18 +463,25 @@ final class ModelRunner: @unchecked Sendable {
     private func finishInterleaved() {
         recorder.phase = 1
         for queue in queues { queue.isSuspended = false }
+        // What must finish depends on what bodies did (added or cancelled operations): it is
+        // worked out again whenever that changes, until everything it names has finished.
         var expected: Set<Int> = []
         while true {
-            let next = model.interleavedFinishers(added: recorder.addedByBodies, cancelledByBodies: recorder.cancelledByBodies)
-            if next == expected { break }
-            expected = next
+            let added = recorder.addedByBodies
+            let cancelled = recorder.cancelledByBodies
+            expected = model.interleavedFinishers(added: added, cancelledByBodies: cancelled)
             progressed()
-            let finished = waitFor("everything") { expected.allSatisfy { recorder.completions(of: $0) > 0 } }
-            if !finished {
+            let settled = waitFor("everything") {
+                expected.allSatisfy { recorder.completions(of: $0) > 0 }
+                    || recorder.addedByBodies != added || recorder.cancelledByBodies != cancelled
+            }
+            if recorder.addedByBodies != added || recorder.cancelledByBodies != cancelled { continue }
+            if !settled {
                 let missing = expected.sorted().filter { recorder.completions(of: $0) == 0 }
                 fail(.hang, "\(missing.map { "op\($0)" }.joined(separator: ", ")) did not finish within \(Int(phaseTimeout)) s of the queues resuming")
                 return
             }
+            break
         }
         let waiting = expected.filter { model.ops[$0]!.conditions.contains(.cancelsItsOperationAndWaits) }
         let conditionsEnded = waitFor("condition tasks") {
@@ -451,6 +493,15 @@ final class ModelRunner: @unchecked Sendable {
         if !conditionsEnded {
             fail(.hang, "the condition task of an operation was still running \(Int(phaseTimeout)) s after its operation was cancelled: the cancellation did not reach it")
             return
+        }
+        // Operations that may finish (a late dependency did not hold them back) settle too: no
+        // body runs (a group may wait for children that never finish), and no completion block is
+        // left to run.
+        _ = waitFor("everything to settle") {
+            recorder.allOperations.values.allSatisfy { operation in
+                (!operation.isExecuting || operation is GroupOp)
+                    && (!operation.isFinished || recorder.completions(of: recorder.id(of: operation)) > 0)
+            }
         }
         // At most the operations that need not finish stay (see `ModelChecker`).
         let remaining = queues.indices.map { queue in

@@ -7,19 +7,22 @@
 struct ModelShrinker {
     /// Plays a candidate; returns its failure, or `nil` if it passed.
     let evaluate: (ModelSequence) async -> ModelFailure?
+    /// The shapes of known defects that candidates must not take (those the failing sequence was
+    /// generated without).
+    var defects = ModelKnownDefects.none
     /// The most candidates to play.
     var budget = 400
 
     /// The shortest failing sequence found from `sequence`, which failed with `failure`, and its
     /// failure; and how many candidates were played.
     func shrink(_ sequence: ModelSequence, failing failure: ModelFailure) async -> (sequence: ModelSequence, failure: ModelFailure, tries: Int) {
-        var best = ReferenceModel.normalized(sequence).sequence
+        var best = ReferenceModel.normalized(sequence, defects: defects).sequence
         var bestFailure = failure
         var tried: Set<ModelSequence> = [best]
         var tries = 0
 
         func attempt(_ candidate: ModelSequence) async -> Bool {
-            let normalized = ReferenceModel.normalized(candidate).sequence
+            let normalized = ReferenceModel.normalized(candidate, defects: defects).sequence
             guard tries < budget, normalized.commands.count <= best.commands.count, tried.insert(normalized).inserted else { return false }
             tries += 1
             guard let found = await evaluate(normalized), found.category == failure.category else { return false }
@@ -82,7 +85,7 @@ struct ModelShrinker {
     static func simplifications(of command: ModelCommand) -> [ModelCommand] {
         switch command {
         case .make(let id, let kind):
-            return [ModelOpKind.sync, .asyncInline, .group].filter { $0 != kind && $0.isGroup == kind.isGroup }.map { .make(id, $0) }
+            return [ModelOpKind.sync, .group].filter { $0 != kind && $0.isGroup == kind.isGroup }.map { .make(id, $0) }
         case .enqueue(let ids, let queue) where ids.count > 1:
             return [.enqueue([ids[0]], queue: queue), .enqueue(Array(ids.dropFirst()), queue: queue)]
         case .fan(let on, let first, let count, let queue) where count > 1:

@@ -19,11 +19,23 @@ extension ReferenceModel {
                 return false
             }
         }
+        /// Whether the operation is cancelled before it starts, for sure (or possibly, when
+        /// giving every operation that may finish): a cancelled operation ignores its
+        /// dependencies. A child is cancelled when its group starts cancelled, or when the group's
+        /// conditions (evaluated once the group's own dependencies finished) fail.
+        func ignoresDependencies(_ id: Int) -> Bool {
+            if ops[id]!.cancelled || cancelledByBodies.contains(id) { return true }
+            if case .child(let group)? = effectiveHome(id) { return cancelsChildren(group) }
+            return false
+        }
+        func cancelsChildren(_ group: Int) -> Bool {
+            let op = ops[group]!
+            return ignoresDependencies(group) || op.neverRunsByItsConditions || (bindingOnly && !op.conditions.isEmpty)
+        }
         func isReady(_ id: Int) -> Bool {
             let op = ops[id]!
             let deps = bindingOnly ? op.bindingDeps : op.deps
-            return op.cancelled || cancelledByBodies.contains(id)
-                || deps.allSatisfy { $0 == Self.helper || finishing.contains($0) }
+            return ignoresDependencies(id) || deps.allSatisfy { $0 == Self.helper || finishing.contains($0) }
         }
         var started: Set<Int> = []
         func isInPlay(_ id: Int) -> Bool {

@@ -121,7 +121,7 @@ extension ReferenceModel {
             if ops[id]!.error.isNone { ops[id]!.error = .thrown }
         case .asyncFinishedByDidCancel:
             cancel(id)
-        case .sync, .blocks, .asyncInline, .asyncOtherThread, .group, .groupWithTail:
+        case .sync, .blocks, .asyncInline, .asyncOtherThread, .asyncBody, .group, .groupWithTail:
             break
         }
         finishOp(id)

@@ -46,11 +46,17 @@ struct ReferenceModel: Sendable {
         queues = queueWidths.map { QueueState(width: $0) }
     }
 
-    /// The legal steps of `sequence` (each one checked against the steps kept before it), played.
-    static func normalized(_ sequence: ModelSequence) -> (sequence: ModelSequence, model: ReferenceModel) {
+    /// The legal steps of `sequence` (each one checked against the steps kept before it), played;
+    /// without the steps that make the shape of a defect switched on in `defects`.
+    static func normalized(_ sequence: ModelSequence, defects: ModelKnownDefects = .none) -> (sequence: ModelSequence, model: ReferenceModel) {
         var model = ReferenceModel(mode: sequence.mode, queueWidths: sequence.queueWidths)
+        var filter = ModelDefectFilter(defects)
         var kept: [ModelCommand] = []
-        for command in sequence.commands where model.apply(command) {
+        for command in sequence.commands {
+            var next = model
+            guard next.apply(command), filter.allows(command, on: model, giving: next) else { continue }
+            model = next
+            filter.played(command, giving: model)
             kept.append(command)
         }
         model.finish()
@@ -117,6 +123,21 @@ struct ReferenceModel: Sendable {
             }
         }
         return held
+    }
+
+    /// Whether the operation is in no queue or group for sure: free, or held by a `.dependency`
+    /// condition of an operation that is free for sure.
+    func isCertainlyHomeless(_ id: Int) -> Bool {
+        var current = id
+        var seen: Set<Int> = []
+        while seen.insert(current).inserted, let op = ops[current] {
+            switch op.home {
+            case .free: return true
+            case .heldByCondition(let owner): current = owner
+            case .queue, .child, .reserved: return false
+            }
+        }
+        return false
     }
 
     /// Whether the operation is, or will be when it joins, a group's child.
@@ -289,10 +310,9 @@ struct ReferenceModel: Sendable {
         if withError && op.error.isNone { op.error = .cancelledWithError }
         op.observerEvents?.append(.didCancel)
         if op.isObserved { op.cancelledAfterObserving = true }
-        switch op.home {
-        case .free, .heldByCondition: op.cancelledBeforeHome = !op.ran
-        case .queue, .child, .reserved: break   // a reserved one may have been added already
-        }
+        // Before it could start: in no queue or group, and not promised to a body that may
+        // have added it already (directly or through the operation holding it).
+        op.cancelledBeforeHome = !op.ran && isCertainlyHomeless(id)
         op.cancelledByBodyOf = actor
         ops[id] = op
         if op.kind.isGroup && cascades {
