@@ -10,8 +10,10 @@ import Testing
 /// found, as Swift-like steps.
 ///
 /// Replay a failure with `OPERATIONS_MODEL_SEED=<seed> OPERATIONS_MODEL_SEQUENCES=1 swift test
-/// --filter ModelBasedTests`; run longer with `OPERATIONS_MODEL_SEQUENCES=20000`; see what the
-/// switched-off shapes find with `OPERATIONS_MODEL_ALL_DEFECTS=1` (``ModelKnownDefects``).
+/// --filter ModelBasedTests`; run longer with `OPERATIONS_MODEL_SEQUENCES=20000
+/// OPERATIONS_MODEL_SECONDS=600`; see what the switched-off shapes find with
+/// `OPERATIONS_MODEL_ALL_DEFECTS=1`, or `OPERATIONS_MODEL_DEFECTS_OFF=<switch>,…`
+/// (``ModelKnownDefects``). See ``ModelEnvironment``.
 @Suite struct ModelBasedTests {
     @Test func stagedSequencesMatchTheReferenceModel() async {
         await runSequences(.staged, defaultCount: ModelEnvironment.defaultSequences.staged)
@@ -39,10 +41,6 @@ import Testing
         var sequence = ModelGenerator.sequence(seed: 7, mode: .staged, defects: ModelKnownDefects())
         sequence.commands = [.make(900, .sync)] + sequence.commands + [.cancel(900)]
         let failure = ModelFailure(category: .outcome, details: ["op900 was cancelled"])
-        var environment = ""
-        for name in ["OPERATIONS_MODEL_ALL_DEFECTS", "OPERATIONS_MODEL_DEFECTS_OFF"] {
-            if let value = ProcessInfo.processInfo.environment[name] { environment += "\(name)=\(value) " }
-        }
         let shrinker = ModelShrinker(evaluate: { candidate in
             let fails = candidate.commands.contains(.make(900, .sync)) && candidate.commands.contains(.cancel(900))
             return fails ? failure : nil
@@ -102,6 +100,7 @@ import Testing
     private func runSequences(_ mode: ModelSequence.Mode, defaultCount: Int) async {
         let seed = ModelEnvironment.seed()
         let count = ModelEnvironment.sequences ?? (ModelEnvironment.isReplay ? 1 : defaultCount)
+        let seconds = ModelEnvironment.seconds
         let defects = ModelKnownDefects.active
         print("model-based test, \(mode): \(count) sequences from OPERATIONS_MODEL_SEED=\(seed); shapes left out for known defects: \(defects.enabledNames.isEmpty ? "none" : defects.enabledNames.joined(separator: ", "))")
         let statusPath = ModelBatch.temporaryPath("batch")
@@ -110,9 +109,11 @@ import Testing
         // The child always ends with a failing status (see `ModelBatch.exitPassed`); what happened
         // is in the status file.
         await #expect(processExitsWith: .failure) { [mode = mode.rawValue as String, seed = seed as UInt64, count = count as Int,
-                                                     defects = defects as ModelKnownDefects, statusPath = statusPath as String] in
+                                                     seconds = seconds as Double, defects = defects as ModelKnownDefects,
+                                                     statusPath = statusPath as String] in
             await onOwnThread {
-                ModelBatch.runBatchAndExit(mode: ModelSequence.Mode(rawValue: mode)!, seed: seed, count: count, defects: defects, statusPath: statusPath)
+                ModelBatch.runBatchAndExit(mode: ModelSequence.Mode(rawValue: mode)!, seed: seed, count: count, seconds: seconds,
+                                           defects: defects, statusPath: statusPath)
             }
         }
         guard let status = ModelBatch.read(statusPath) else {
@@ -124,7 +125,8 @@ import Testing
         switch status.state {
         case .passed:
             let counts = status.statistics.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            print("model-based test, \(mode): \(status.sequencesRun) sequences passed in \(ContinuousClock.now - started) (\(counts))")
+            let cut = status.sequencesRun < count ? " (of \(count): the \(Int(seconds)) s allowed had passed)" : ""
+            print("model-based test, \(mode): \(status.sequencesRun) sequences passed\(cut) in \(ContinuousClock.now - started) (\(counts))")
             return
         case .failed:
             sequence = status.sequence!

@@ -55,11 +55,18 @@ enum ModelBatch {
         return ModelChecker(sequence: normalized, model: model, outcome: outcome, defects: defects).failure()
     }
 
-    /// The child's side of a batch: `count` sequences from `seed` on, stopping at the first failure.
-    static func runBatch(mode: ModelSequence.Mode, seed: UInt64, count: Int, defects: ModelKnownDefects, statusPath: String) {
+    /// The child's side of a batch: `count` sequences from `seed` on, stopping at the first failure,
+    /// or once `seconds` have passed.
+    static func runBatch(mode: ModelSequence.Mode, seed: UInt64, count: Int, seconds: Double, defects: ModelKnownDefects,
+                         statusPath: String) {
         var seed = seed
         var statistics: [String: Int] = [:]
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         for index in 0..<count {
+            if ContinuousClock.now > deadline {
+                write(Status(state: .passed, sequencesRun: index, statistics: statistics), to: statusPath)
+                return
+            }
             let sequence = ModelGenerator.sequence(seed: seed, mode: mode, defects: defects)
             write(Status(state: .running, sequence: sequence, sequencesRun: index), to: statusPath)
             if let failure = check(sequence, phaseTimeout: batchPhaseTimeout, prefix: "m\(seed)", defects: defects, statistics: &statistics) {
@@ -79,8 +86,9 @@ enum ModelBatch {
     static let exitPassed: Int32 = 2
 
     /// The child's side of a batch, then the end of the child.
-    static func runBatchAndExit(mode: ModelSequence.Mode, seed: UInt64, count: Int, defects: ModelKnownDefects, statusPath: String) {
-        runBatch(mode: mode, seed: seed, count: count, defects: defects, statusPath: statusPath)
+    static func runBatchAndExit(mode: ModelSequence.Mode, seed: UInt64, count: Int, seconds: Double, defects: ModelKnownDefects,
+                                statusPath: String) {
+        runBatch(mode: mode, seed: seed, count: count, seconds: seconds, defects: defects, statusPath: statusPath)
         exit(read(statusPath)?.state == .failed ? exitFailed : exitPassed)
     }
 

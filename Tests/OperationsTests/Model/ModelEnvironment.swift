@@ -11,10 +11,22 @@ import Darwin
 /// - `OPERATIONS_MODEL_SEED`: the seed of the first sequence (decimal, or hexadecimal with `0x`),
 ///   to replay a failure; a random one otherwise. The seed is printed.
 /// - `OPERATIONS_MODEL_SEQUENCES`: how many sequences each mode runs (see ``defaultSequences``).
-/// - `OPERATIONS_MODEL_ALL_DEFECTS=1`: turns off every ``ModelKnownDefects`` switch.
+/// - `OPERATIONS_MODEL_SECONDS`: the most time each mode spends playing sequences (see
+///   ``defaultSeconds``); it stops early, after the sequence under way, when this has passed.
+/// - `OPERATIONS_MODEL_ALL_DEFECTS=1`: turns off every ``ModelKnownDefects`` switch, and
+///   `OPERATIONS_MODEL_DEFECTS_OFF=name,name` the switches named.
 enum ModelEnvironment {
-    /// Sequences per mode by default: about 10 s of a debug build on two cores.
-    static let defaultSequences = (staged: 1_500, interleaved: 500)
+    /// Sequences per mode by default: about 15 s of a debug build on two cores.
+    static let defaultSequences = (staged: 1_500, interleaved: 1_000)
+
+    /// The time each mode may take by default: more than the default sequences take in a debug
+    /// build, so that they all run there, and a bound under a sanitizer's slowdown.
+    static let defaultSeconds = 45.0
+
+    /// The time each mode may take.
+    static var seconds: Double {
+        value(of: "OPERATIONS_MODEL_SECONDS").flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? defaultSeconds
+    }
 
     /// The seed of the first sequence.
     static func seed() -> UInt64 {

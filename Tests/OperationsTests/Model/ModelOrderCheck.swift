@@ -92,7 +92,8 @@ struct ModelOrderCheck {
     }
 
     private func isReady(_ id: Int, _ state: State) -> Bool {
-        snapshot.members[id]?.deps.allSatisfy(state.finished.contains) ?? false
+        guard let member = snapshot.members[id] else { return false }
+        return member.isCancelledAtStart || member.deps.allSatisfy(state.finished.contains)
     }
 
     private func list(_ id: Int, in state: inout State, sequence: Int? = nil) {

@@ -13,6 +13,8 @@ struct ModelOrderSnapshot: Sendable {
         var adds: [Int]
         /// Whether it is in the queue when the phase begins (or is added by a body).
         var inQueueAtStart: Bool
+        /// Whether it was cancelled when the phase began: it is ready whatever its dependencies.
+        var isCancelledAtStart = false
     }
 
     var queue: Int

@@ -25,6 +25,7 @@ extension ReferenceModel {
                 members: [:], isDeterminate: !queues[queue].orderUnknown))
         }
         let pendingAtStart = Set(ops.keys.filter { ops[$0]!.isPending })
+        let cancelledAtStart = Set(ops.keys.filter { ops[$0]!.cancelled })
         let membersAtStart = Set(queues.indices.flatMap { queue in queues[queue].members })
         for id in ops.keys { ops[id]!.cancelledByBodyOf = nil }
 
@@ -61,7 +62,8 @@ extension ReferenceModel {
             if active.contains(queue) { queues[queue].orderUnknown = false }
         }
         for var snapshot in snapshots {
-            finishSnapshot(&snapshot, pendingAtStart: pendingAtStart, membersAtStart: membersAtStart, finishedBefore: finishedBefore)
+            finishSnapshot(&snapshot, pendingAtStart: pendingAtStart, membersAtStart: membersAtStart,
+                           cancelledAtStart: cancelledAtStart, finishedBefore: finishedBefore)
             orderSnapshots.append(snapshot)
         }
     }
@@ -69,7 +71,7 @@ extension ReferenceModel {
     /// Fills in what each member of the snapshot's queue did in the phase, and whether the
     /// model can tell the order at all: every member's readiness must come from the queue itself.
     private func finishSnapshot(_ snapshot: inout ModelOrderSnapshot, pendingAtStart: Set<Int>, membersAtStart: Set<Int>,
-                                finishedBefore: Set<Int>) {
+                                cancelledAtStart: Set<Int>, finishedBefore: Set<Int>) {
         let queue = snapshot.queue
         for id in queues[queue].members where pendingAtStart.contains(id) {
             let op = ops[id]!
@@ -92,7 +94,8 @@ extension ReferenceModel {
             let adds = op.bodyActions.compactMap(\.added).filter { ops[$0]?.queue == queue }
             snapshot.members[id] = ModelOrderSnapshot.Member(
                 priority: op.priority, deps: deps, runs: op.ran && op.runPhase == phase,
-                cancels: cancels, adds: adds, inQueueAtStart: membersAtStart.contains(id))
+                cancels: cancels, adds: adds, inQueueAtStart: membersAtStart.contains(id),
+                isCancelledAtStart: cancelledAtStart.contains(id))
         }
     }
 

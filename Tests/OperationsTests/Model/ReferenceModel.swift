@@ -5,19 +5,42 @@
 /// It plays a ``ModelSequence`` step by step. Each step is first checked: a step that would be a
 /// programmer error (a trap), that the documentation leaves open (an outcome that depends on
 /// timing), or that could deadlock by design (documented as the caller's mistake) is refused and
-/// dropped (``normalized(_:)``), so that every sequence the test runs has one predictable outcome.
+/// dropped (``normalized(_:defects:)``), so that every sequence the test runs has one predictable
+/// outcome.
 ///
-/// A staged sequence runs with every queue suspended; the model then plays each run phase as
-/// a fixed point: an operation in a running queue (or in a group that executes) whose
-/// dependencies have finished, or that is cancelled, starts; its conditions are evaluated first if
-/// they are closed; a cancelled one finishes without running; a group executes (even when
-/// cancelled, to finish its cancelled children) and finishes after its last child. The outcome of
-/// each operation (ran or not, cancelled, its error, the phase it finished in, its observers'
-/// callbacks) does not depend on the order in which the fixed point visits them, because the
-/// refused steps are exactly those whose outcome would.
+/// The rules it plays, each from the documentation:
 ///
-/// On queues of width 1 the model also keeps the ready lists: an entry per ready operation, by
-/// priority, in the order they became ready (``ModelOrderCheck`` uses them).
+/// - An operation is ready when every dependency has finished, or when it is cancelled (a
+///   cancelled operation ignores its dependencies and finishes without running its body when it
+///   is started; a group executes anyway, to finish its children, which it cancels).
+/// - Conditions are evaluated in order once the operation is ready in its queue (not while a
+///   dependency holds it back), over the dependencies it has then; the first failure cancels it
+///   with a `ConditionFailedError` naming the condition. A dependency added once they passed holds
+///   the operation back again, and they are evaluated again when it is ready (issue 22, 15).
+/// - `.dependency(x)` makes `x` a dependency that joins the operation's queue or group when the
+///   operation does (unless it is in one already: a group's child stays in its group); it passes
+///   when `x` finished without an error and without being cancelled.
+/// - A group's child runs once the group executes; the group finishes after its last child, with
+///   its own error, or a `GroupError` counting its failed children. An operation that a child adds
+///   to `OpQueue.current`, produces, or adds to its group is a child of the group (issue 22, 13).
+/// - A body that runs does what it was given to do (cancel a dependent, add an operation, wait for
+///   a dependency); an `AsyncOp` that throws fails with that error; `cancel(with:)` keeps the first
+///   error.
+/// - Observers: `didAttach` first; `willExecute` if the body runs; `didCancel` if it is cancelled
+///   after the observer was attached; `didProduce` for what the body produces; `willFinish`, then
+///   `didFinish` last. Observed changes: `isExecuting` false→true→false if it ran, `isFinished`
+///   false→true, `isCancelled` false→true if cancelled after the observer was registered, each once.
+/// - On a queue of width 1, among the ready operations the highest priority starts first, and
+///   equal priorities in the order they became ready (operations made ready by one step in either
+///   order); changing the priority of a listed operation moves it to the end of its new priority's
+///   list (``ModelOrderCheck``).
+///
+/// A staged sequence runs with every queue suspended; the model then plays each run phase as a
+/// fixed point over these rules. The outcome of each operation (ran or not, cancelled, its error,
+/// the phase it finished in, its observers' callbacks) does not depend on the order in which the
+/// fixed point visits them, because the refused steps are exactly those whose outcome would.
+/// An interleaved sequence is only checked for legality here; ``interleavedFinishers(added:cancelledByBodies:bindingOnly:)``
+/// bounds what must and what may finish.
 struct ReferenceModel: Sendable {
     /// The finished operation that ``ModelCommand/observeDependenciesFromHandler(_:)`` adds.
     static let helper = -1
