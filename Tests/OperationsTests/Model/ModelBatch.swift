@@ -44,14 +44,17 @@ enum ModelBatch {
         let (normalized, model) = ReferenceModel.normalized(sequence)
         let runner = ModelRunner(sequence: normalized, model: model, prefix: prefix, phaseTimeout: phaseTimeout)
         let outcome = runner.play()
+        let records = model.ops.keys.map { outcome.recorder.record(of: $0) }
         statistics["steps", default: 0] += normalized.commands.count
         statistics["operations", default: 0] += model.ops.count
-        statistics["bodies run", default: 0] += model.ops.values.count(where: \.ran)
-        statistics["cancelled", default: 0] += model.ops.values.count(where: \.cancelled)
-        statistics["failed conditions", default: 0] += model.ops.values.count { if case .conditionFailed = $0.error { true } else { false } }
+        statistics["bodies run", default: 0] += records.count { !$0.starts.isEmpty }
+        statistics["cancelled", default: 0] += records.count { $0.final?.isCancelled == true }
+        statistics["failed conditions", default: 0] += records.count { if case .conditionFailed? = $0.final?.error { true } else { false } }
         statistics["groups", default: 0] += model.ops.values.count(where: \.kind.isGroup)
-        statistics["run phases", default: 0] += model.phaseCount
-        statistics["start orders checked", default: 0] += model.orderSnapshots.count { $0.isDeterminate && $0.members.values.count(where: \.runs) > 1 }
+        if sequence.mode == .staged {
+            statistics["run phases", default: 0] += model.phaseCount
+            statistics["start orders checked", default: 0] += model.orderSnapshots.count { $0.isDeterminate && $0.members.values.count(where: \.runs) > 1 }
+        }
         return ModelChecker(sequence: normalized, model: model, outcome: outcome, defects: defects).failure()
     }
 

@@ -16,8 +16,9 @@ import Darwin
 /// - `OPERATIONS_MODEL_ALL_DEFECTS=1`: turns off every ``ModelKnownDefects`` switch, and
 ///   `OPERATIONS_MODEL_DEFECTS_OFF=name,name` the switches named.
 enum ModelEnvironment {
-    /// Sequences per mode by default: about 15 s of a debug build on two cores.
-    static let defaultSequences = (staged: 1_500, interleaved: 1_000)
+    /// Sequences per mode by default: 10 to 20 s of a debug build on two cores, both modes
+    /// running side by side.
+    static let defaultSequences = (staged: 2_500, interleaved: 1_500)
 
     /// The time each mode may take by default: more than the default sequences take in a debug
     /// build, so that they all run there, and a bound under a sanitizer's slowdown.

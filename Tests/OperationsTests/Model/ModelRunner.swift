@@ -415,13 +415,19 @@ final class ModelRunner: @unchecked Sendable {
         progressed()
         for queue in active.sorted() { queues[queue].isSuspended = false }
         let expected = model.ops.keys.sorted().filter { model.ops[$0]!.finishPhase == phase }
+        // A group may start in the phase and never finish (a child waits for ever).
+        let starting = model.ops.keys.sorted().filter { model.ops[$0]!.ran && model.ops[$0]!.runPhase == phase }
         let waiting = expected.filter { model.ops[$0]!.conditionWaitsForCancellation }
         let finished = waitFor("phase \(phase)") {
             expected.allSatisfy { recorder.completions(of: $0) > 0 }
+                && starting.allSatisfy { !recorder.record(of: $0).starts.isEmpty }
         }
         if !finished {
             let missing = expected.filter { recorder.completions(of: $0) == 0 }
-            fail(.hang, "phase \(phase): \(missing.map { "op\($0)" }.joined(separator: ", ")) did not finish within \(Int(phaseTimeout)) s (the model finishes them in this phase)")
+            let unstarted = starting.filter { recorder.record(of: $0).starts.isEmpty && !missing.contains($0) }
+            let what = missing.isEmpty ? "" : "\(missing.map { "op\($0)" }.joined(separator: ", ")) did not finish"
+            let other = unstarted.isEmpty ? "" : (what.isEmpty ? "" : "; ") + "\(unstarted.map { "op\($0)" }.joined(separator: ", ")) did not start"
+            fail(.hang, "phase \(phase): \(what)\(other) within \(Int(phaseTimeout)) s (the model runs them in this phase)")
             return
         }
         let conditionsEnded = waitFor("condition tasks") {
