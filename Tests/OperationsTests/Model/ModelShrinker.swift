@@ -56,7 +56,7 @@ struct ModelShrinker {
             // Simplify the steps left.
             var index = 0
             while index < best.commands.count && tries < budget {
-                for simpler in Self.simplifications(of: best.commands[index]) {
+                for simpler in Self.simplifications(of: best.commands[index], queueCount: best.queueWidths.count) {
                     var candidate = best
                     candidate.commands[index] = simpler
                     if await attempt(candidate) {
@@ -81,9 +81,14 @@ struct ModelShrinker {
         return (best, bestFailure, tries)
     }
 
-    /// Simpler versions of a step, simplest first.
-    static func simplifications(of command: ModelCommand) -> [ModelCommand] {
+    /// Simpler versions of a step, simplest first (an operation that a body or a group adds is
+    /// rather added to a queue directly).
+    static func simplifications(of command: ModelCommand, queueCount: Int = 1) -> [ModelCommand] {
         switch command {
+        case .onRun(_, let action) where action.added != nil:
+            return (0..<queueCount).map { .enqueue([action.added!], queue: $0) }
+        case .addChild(let id, _):
+            return (0..<queueCount).map { .enqueue([id], queue: $0) }
         case .make(let id, let kind):
             return [ModelOpKind.sync, .group].filter { $0 != kind && $0.isGroup == kind.isGroup }.map { .make(id, $0) }
         case .enqueue(let ids, let queue) where ids.count > 1:
