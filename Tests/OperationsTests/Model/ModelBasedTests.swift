@@ -108,13 +108,16 @@ import Testing
         let started = ContinuousClock.now
         // The child always ends with a failing status (see `ModelBatch.exitPassed`); what happened
         // is in the status file.
-        await #expect(processExitsWith: .failure) { [mode = mode.rawValue as String, seed = seed as UInt64, count = count as Int,
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [mode = mode.rawValue as String, seed = seed as UInt64, count = count as Int,
                                                      seconds = seconds as Double, defects = defects as ModelKnownDefects,
                                                      statusPath = statusPath as String] in
             await onOwnThread {
                 ModelBatch.runBatchAndExit(mode: ModelSequence.Mode(rawValue: mode)!, seed: seed, count: count, seconds: seconds,
                                            defects: defects, statusPath: statusPath)
             }
+        }
+        if let result {
+            Self.reportSanitizerFindings(in: result, seed: seed)
         }
         guard let status = ModelBatch.read(statusPath) else {
             Issue.record("The model-based test's child process wrote no status (seed \(seed)).")
@@ -154,6 +157,15 @@ import Testing
             What went wrong:
               \(shrunkFailure)
             """)
+    }
+
+    /// A sanitizer's reports in a child process do not reach this process's output on their own:
+    /// they are printed here (where CI looks for them) and recorded as an issue.
+    static func reportSanitizerFindings(in result: ExitTest.Result, seed: UInt64) {
+        let output = String(decoding: result.standardErrorContent, as: UTF8.self)
+        guard output.contains("ThreadSanitizer") || output.contains("AddressSanitizer") || output.contains("LeakSanitizer") else { return }
+        print(output)
+        Issue.record("A sanitizer reported a problem in the model-based test's child process (seed \(seed), exit status \(result.exitStatus)); the report is printed above.")
     }
 
     /// Plays `sequence` in a child process (up to `repeats` times); its failure, or `nil`.
