@@ -1,10 +1,11 @@
 /// Makes a random ``ModelSequence`` from a seed: the same seed always makes the same sequence.
 ///
 /// Each sequence picks a profile, which weights the steps towards one area (many dependents
-/// and re-added dependencies, late dependencies, priorities, groups, observers, cancellation) or
+/// and re-added dependencies, late dependencies, priorities, groups, observers, cancellation,
+/// exclusivity) or
 /// mixes them all. Steps are drawn against a ``ReferenceModel`` of the sequence so far, so that
-/// most are legal; the model drops the rest. ``ModelKnownDefects`` keeps out the shapes of defects
-/// still being fixed elsewhere.
+/// most are legal; the model drops the rest. ``ModelDefectFilter`` keeps out the shapes of the
+/// defects that ``ModelKnownDefects`` switches on (still being fixed elsewhere).
 struct ModelGenerator {
     /// The areas a sequence concentrates on.
     enum Profile: CaseIterable {
@@ -192,11 +193,6 @@ struct ModelGenerator {
         nextID += 1
         emit(.make(id, kind ?? randomKind()))
         return id
-    }
-
-    /// The number of operations that depend on `id`.
-    private func dependentCount(_ id: Int) -> Int {
-        model.ops.values.count { $0.deps.contains(id) }
     }
 
     // MARK: Steps

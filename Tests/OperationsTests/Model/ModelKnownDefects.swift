@@ -10,10 +10,11 @@ import Darwin
 
 /// Generator features that reach a defect of issue 22 which is being fixed on another branch.
 ///
-/// Each switch that is `true` keeps ``ModelGenerator`` from making the steps of one defect's
-/// shape, so that the model-based test passes until the fix is merged. Once the fix is in, set
-/// the switch to `false` (and run the test a few times with a large `OPERATIONS_MODEL_SEQUENCES`).
-/// `OPERATIONS_MODEL_ALL_DEFECTS=1` turns every switch off, to see what the test finds.
+/// Each switch that is `true` keeps ``ModelGenerator`` (and the shrinker) from making the steps of
+/// one defect's shape (see ``ModelDefectFilter``), so that the model-based test passes until the
+/// fix is merged. Once the fix is in, set the switch to `false` (and run the test a few times
+/// with a large `OPERATIONS_MODEL_SEQUENCES`). `OPERATIONS_MODEL_DEFECTS_OFF=<name>,<name>` turns
+/// the named switches off for one run, `OPERATIONS_MODEL_ALL_DEFECTS=1` all of them.
 struct ModelKnownDefects: Codable, Hashable, Sendable {
     /// Defect 1: with 16 or more dependents, removing a dependent's dependency and adding it back
     /// counts it twice (the dependent runs early, then "dependency count underflow" traps).
@@ -34,9 +35,10 @@ struct ModelKnownDefects: Codable, Hashable, Sendable {
     /// Skips ``ModelCallback/isFinishedObserverWaits``.
     var waitInIsFinishedObserver = true
     /// Not in issue 22: `addOperations` of a batch on a width-1 queue starts the operations that
-    /// have conditions after the others of the batch, not in the batch's order (the early
-    /// evaluation of their conditions does not happen: the `gated` flag is not set by
-    /// `addCondition`). Skips batches holding an operation with conditions.
+    /// have conditions after the others of the batch, not in the batch's order: the early
+    /// evaluation of their conditions (`passGatesEarly`) never happens, because `addCondition`
+    /// changes the machine under `withState`, which does not publish the `gated` flag that
+    /// `enqueue` reads. Skips batches holding an operation with conditions.
     var gatedOperationInBatch = true
     /// Defect 4: an observer with `.old`/`.new` registered inside another observer's handler
     /// crashes on a forced cast. Skips ``ModelCommand/observeDependenciesFromHandler(_:)`` and
