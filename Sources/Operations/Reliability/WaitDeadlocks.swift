@@ -145,6 +145,11 @@ enum WaitDeadlocks {
     /// The checks of a wait for `target` (sync or `async`) against what the caller holds up.
     static func check(waitFor target: Op, holds: Holds) -> Bool {
         if let body = holds.body, body === target {
+            // Finished inside its own body (an ``AsyncOp`` that called `finish()` in `execute()`,
+            // a group with nothing to run), and waited for from there or from a handler of that
+            // finish: its work is over, and the wait returns at once, as from any handler of its
+            // finish (rule 7 of the delivery rules).
+            if target.isFinished { return true }
             misuse("waitUntilFinished() was called on \(target) from inside its own body; it can never finish while it waits for itself. Remove the wait, or move the code that needs the result into a dependent operation or the completion block.\(QueueDump.appendix(for: [target]))")
         }
         if let entry = holds.betweenStates.first(where: { $0.operation === target }) {
