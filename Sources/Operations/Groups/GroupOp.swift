@@ -192,6 +192,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
                 refuse(operation, refusal)
             }
         }
+        let operations = operations + joinConditionDependencies(of: operations, ancestors: ancestors)
         let outcome: (startsNow: Bool, cancelled: Bool)? = state.withLockedValue { state in
             guard state.phase != .finished else { return nil }
             if state.unfinished.isEmpty {
@@ -222,6 +223,24 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         if outcome.startsNow {
             run(operations)
         }
+    }
+
+    /// The operations that the conditions of `children` (and of those, in turn) contributed as
+    /// dependencies (``OpCondition/dependency(_:)``), made children of this group as `children`
+    /// join it, as a queue adds them with the operation: those that are free. One that is in a
+    /// queue, a child of a group or started already stays where it is.
+    private final func joinConditionDependencies(of children: [Op], ancestors: [GroupOp]) -> [Op] {
+        var joined: [Op] = []
+        var pending = children
+        while let child = pending.popLast() {
+            for dependency in child.withState({ $0.extras?.conditionDependencies ?? [] }) {
+                guard dependency !== self, !ancestors.contains(where: { $0 === dependency }),
+                      dependency.withState({ $0.join(self) }) == nil else { continue }
+                joined.append(dependency)
+                pending.append(dependency)
+            }
+        }
+        return joined
     }
 
     /// Traps: `operation` cannot become a child of this group.

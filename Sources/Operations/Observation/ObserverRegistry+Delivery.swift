@@ -74,6 +74,12 @@ extension ObserverRegistry {
         }
     }
 
+    /// Queues the `willExecute` of `operation`, unless its `willFinish` was queued already (its
+    /// work is over before its body ran); called with the operation's lock held.
+    func queuingWillExecute(of operation: Op) -> Pending? {
+        lock.withLock { finishAnnounced ? nil : append(.willExecute, held: operation) }
+    }
+
     /// Queues a `willExecute` or `willFinish` of `operation`, to be delivered with
     /// ``deliverHeld(_:of:)``. Called with the operation's lock held, so that it takes its place
     /// in the transitions' order (or with no lock held).

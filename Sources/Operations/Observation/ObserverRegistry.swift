@@ -66,6 +66,9 @@ final class ObserverRegistry: @unchecked Sendable {
     /// let go once it was delivered (an observer that holds its operation would otherwise keep both
     /// alive).
     var observersAreOver = false
+    /// Whether `willFinish` was queued: the work is over, and a `willExecute` is no longer queued
+    /// (an ``AsyncOp`` finished by a handler of its start, on another thread, before its body ran).
+    var finishAnnounced = false
     /// The events not yet delivered (or being delivered), oldest first, from `head` on.
     var events: [Pending?] = []
     var head = 0
@@ -188,9 +191,14 @@ final class ObserverRegistry: @unchecked Sendable {
     func append(_ event: Event, held: Op? = nil) -> Pending {
         let pending = Pending(event: event, sequence: sequence, held: held)
         sequence += 1
-        if case .didFinish = event {
+        switch event {
+        case .didFinish:
             // The last event for the observers: none is kept from now on.
             observersAreOver = true
+        case .willFinish:
+            finishAnnounced = true
+        case .change, .initial, .didAttach, .willExecute, .didCancel, .didProduce:
+            break
         }
         events.append(pending)
         return pending

@@ -67,14 +67,21 @@ extension Op {
 
     /// Tells the observers that the body is about to run (they return before it does), if the
     /// operation is still executing (an observer of its start may have finished it already).
-    final func observersWillExecute() {
-        let held: (ObserverRegistry, ObserverRegistry.Pending)? = withState { machine in
-            guard machine.lifecycle == .executing, let observers = machine.observers else { return nil }
-            return (observers, observers.queuingHeld(.willExecute, of: self))
+    ///
+    /// - Returns: Whether the body is still to run: `false` if an ``AsyncOp`` was finished by then,
+    ///   or is finishing (by a handler of its start, or of a cancellation made as it started, on
+    ///   any thread): its work is over, and its observers hear no `willExecute` after `willFinish`.
+    final func observersWillExecute() -> Bool {
+        let (held, isExecuting): ((ObserverRegistry, ObserverRegistry.Pending)?, Bool) = withState { machine in
+            guard machine.lifecycle == .executing else { return (nil, false) }
+            guard let observers = machine.observers else { return (nil, true) }
+            guard let pending = observers.queuingWillExecute(of: self) else { return (nil, false) }
+            return ((observers, pending), true)
         }
         if let (observers, pending) = held {
             observers.deliverHeld(pending, of: self)
         }
+        return isExecuting || !isAsynchronousStorage
     }
 
     /// Tells the observers that the work is over, before the operation reads as finished (they

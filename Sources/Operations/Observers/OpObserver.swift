@@ -44,6 +44,10 @@ public protocol OpObserver: Sendable {
     func willExecute(_ operation: Op)
     /// The operation was cancelled, with the error it was cancelled with (``Op/cancel(with:)``,
     /// a failed condition), if any.
+    ///
+    /// A cancellation made while the operation finishes, once ``willFinish(_:error:)`` was called,
+    /// comes between ``willFinish(_:error:)`` and ``didFinish(_:error:)``: it no longer changes
+    /// the outcome.
     func didCancel(_ operation: Op, error: (any Error)?)
     /// The operation's work is over and it is about to read as finished. For an operation
     /// cancelled before it started, this comes right before ``didFinish(_:error:)``.

@@ -22,7 +22,8 @@ extension Op {
         switch action {
         case .run:
             if Instruments.isActive { Instruments.started(self) }
-            if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
+            // An `AsyncOp` that a handler of its start finished has no body left to run.
+            if flags.load(ordering: .relaxed) & Flags.observed != 0, !observersWillExecute() { return }
             ThreadContext.withOperation(self) {
                 Instruments.runBody(of: self) { main() }
             }
@@ -62,7 +63,9 @@ extension Op {
         case .run:
             ThreadContext.queue?.noteStarted(self)
             if Instruments.isActive { Instruments.started(self) }
-            if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillExecute() }
+            // An `AsyncOp` that a handler of its start finished has no body left to run (it gave
+            // its slot back as it finished).
+            if flags.load(ordering: .relaxed) & Flags.observed != 0, !observersWillExecute() { return .continuesAsynchronously }
             ThreadContext.withOperation(self) {
                 Instruments.runBody(of: self) { main() }
             }
@@ -142,7 +145,11 @@ extension Op {
         }
         defer { drainsHere?.drainStartsHere() }   // once this operation is complete
         if finish.hasCompletionBlock {
-            let (block, qualityOfService) = transition { machine in
+            // Delivered as the changes of a finish: this thread completes the operation only
+            // afterwards, so a handler it runs here (the `didFinish` queued above, if earlier
+            // changes kept it back until now) holds the operation up, and a wait for it from
+            // there returns at once instead of waiting for this very thread.
+            let (block, qualityOfService) = lifecycleTransition { machine in
                 let block = machine.takeCompletionBlock()
                 machine.record(.completionBlock, old: block as Any, new: Optional<@Sendable () -> Void>.none as Any)
                 return (block, machine.qualityOfService)

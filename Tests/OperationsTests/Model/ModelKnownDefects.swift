@@ -20,63 +20,56 @@ struct ModelKnownDefects: Codable, Hashable, Sendable {
     /// counts it twice (the dependent runs early, then "dependency count underflow" traps).
     /// Skips adding back a dependency that was removed, on an operation that has had 15 or more
     /// dependents.
-    var dependentReAdd = true
+    var dependentReAdd = false
     /// Defect 2: `AsyncOp.finish()` from a `didCancel` observer hangs.
     /// Skips ``ModelOpKind/asyncFinishedByDidCancel``.
-    var finishFromDidCancel = true
+    var finishFromDidCancel = false
     /// Defect 2 (a wait from a callback): an `OpObserver`'s `didFinish` that waits for its own
     /// operation never returns, however the operation was started. Skips
     /// ``ModelCallback/didFinishWaits``.
-    var waitInDidFinish = true
+    var waitInDidFinish = false
     /// Defect 2 (a wait from a callback): an `isFinished` observer that waits for its operation
     /// traps ("from inside its own body") when the operation finishes inside its body (an
     /// `AsyncOp` calling `finish()` in `execute()`, a group without children), and now and then
     /// hangs when another thread delivers the finish (a cancellation delivered at the same time).
     /// Skips ``ModelCallback/isFinishedObserverWaits``.
-    var waitInIsFinishedObserver = true
+    var waitInIsFinishedObserver = false
     /// Not in issue 22: `addOperations` of a batch on a width-1 queue starts the operations that
     /// have conditions after the others of the batch, not in the batch's order: the early
     /// evaluation of their conditions (`passGatesEarly`) never happens, because `addCondition`
     /// changes the machine under `withState`, which does not publish the `gated` flag that
     /// `enqueue` reads. Skips batches holding an operation with conditions.
-    var gatedOperationInBatch = true
+    var gatedOperationInBatch = false
     /// Defect 4: an observer with `.old`/`.new` registered inside another observer's handler
     /// crashes on a forced cast. Skips ``ModelCommand/observeDependenciesFromHandler(_:)`` and
     /// ``ModelCommand/observeOperationsFromHandler(queue:)``.
-    var observerRegisteredInHandler = true
+    var observerRegisteredInHandler = false
     /// Defect 8: an `AsyncOp` whose `async` body finishes starts the queue's next operations in
     /// its own task: their `main()` or synchronous `execute()` run on the cooperative pool. Skips
     /// ``ModelOpKind/asyncBody``.
-    var startInTaskOfAsyncBody = true
+    var startInTaskOfAsyncBody = false
     /// Defect 9: an operation of a suspended queue holds its exclusivity category, and every other
     /// operation of that category waits. Skips keeping a queue with exclusive operations suspended.
-    var exclusivityInSuspendedQueue = true
+    var exclusivityInSuspendedQueue = false
     /// Defect 10: the 16-bit ticket wraps after 65,536 priority changes. Skips storms that long.
-    var ticketWrap = true
+    var ticketWrap = false
     /// Defect 12: a group started on a worker runs its children inside `execute()`.
     /// Skips ``ModelOpKind/groupWithTail``.
-    var groupRunsChildrenInExecute = true
+    var groupRunsChildrenInExecute = false
     /// Defect 13: an operation added to `OpQueue.current` from a group's child is not the group's
     /// child. Skips ``ModelBodyAction/addToCurrentQueue(_:)`` from a group's child.
-    var currentQueueOfGroupChild = true
+    var currentQueueOfGroupChild = false
     /// Defect 15: a dependency added to a ready operation in a queue leaves its ready entry (and
     /// its granted categories and the verdict of its conditions) in place: it keeps its old place
     /// in the start order, or waits for a category it holds itself, or runs without its conditions
     /// being evaluated again. Skips adding an unfinished dependency to a ready operation in a queue.
-    var lateDependencyAfterConditions = true
+    var lateDependencyAfterConditions = false
     /// Defect 16: `.dependency(x)` moves `x`, a child of a group, out of its group.
     /// Skips `.dependency` conditions on a group's child.
-    var conditionDependencyOnGroupChild = true
+    var conditionDependencyOnGroupChild = false
     /// Defect 18: cancelling an operation does not reach its condition's task.
     /// Skips ``ModelConditionSpec/cancelsItsOperationAndWaits``.
-    var cancellationOfConditionTask = true
-
-    /// Not in issue 22 (observer callbacks in order): an `AsyncOp` cancelled while it finishes
-    /// (after `willFinish`, before it reads as finished) tells its observers `didCancel` between
-    /// `willFinish` and `didFinish`, which the documentation says come last, together. A race of
-    /// interleaved sequences, not a shape of steps: this switch relaxes the check instead (the
-    /// observer may then get `didCancel` right before `didFinish`).
-    var didCancelAfterWillFinish = true
+    var cancellationOfConditionTask = false
 
     /// Not in issue 22: `removeDependency(_:)` racing with that dependency's finish leaves the
     /// operation not ready until the finish reaches it, though it has no other dependency: a
@@ -100,7 +93,6 @@ struct ModelKnownDefects: Codable, Hashable, Sendable {
         ("lateDependencyAfterConditions", \.lateDependencyAfterConditions),
         ("conditionDependencyOnGroupChild", \.conditionDependencyOnGroupChild),
         ("cancellationOfConditionTask", \.cancellationOfConditionTask),
-        ("didCancelAfterWillFinish", \.didCancelAfterWillFinish),
         ("readyAfterRemovingFinishingDependency", \.readyAfterRemovingFinishingDependency),
     ] }
 

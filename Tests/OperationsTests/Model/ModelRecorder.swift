@@ -53,6 +53,9 @@ final class ModelRecorder: @unchecked Sendable {
         var nestedFinishChanges: [Change] = []
         var innerDependencies: [ListChange] = []
         var waitsReturned = 0
+        /// Waits from callbacks and bodies that began (the driver lets them return before it reads
+        /// the final states: a handler that waits steps aside, so an observer barrier passes it).
+        var waitsBegun = 0
         /// Children of a `groupWithTail` that were started before the group's `execute()` returned.
         var tailMissed = 0
         var conditionTaskStarted = false
@@ -120,6 +123,11 @@ final class ModelRecorder: @unchecked Sendable {
             guard isRecording else { return }
             body(&records[id, default: Record()])
         }
+    }
+
+    /// Whether every wait that began in a callback or a body has returned.
+    var allWaitsReturned: Bool {
+        locked { records.values.allSatisfy { $0.waitsBegun == $0.waitsReturned } }
     }
 
     func record(of id: Int) -> Record {
@@ -281,6 +289,7 @@ final class ModelRecorder: @unchecked Sendable {
             noteAdded(target, by: id)
             group.addChild(self.operation(target))
         case .waitForDependency(let dependency):
+            update(id) { $0.waitsBegun += 1 }
             self.operation(dependency).waitUntilFinished()
             update(id) { $0.waitsReturned += 1 }
         }
@@ -310,6 +319,7 @@ final class ModelRecorder: @unchecked Sendable {
             if operation is GroupOp { $0.unfinishedChildren = unfinishedChildren }
         }
         if hasCallback(id, .completionWaits) {
+            update(id) { $0.waitsBegun += 1 }
             operation.waitUntilFinished()
             update(id) { $0.waitsReturned += 1 }
         }

@@ -103,7 +103,13 @@ final class ModelRunner: @unchecked Sendable {
             }
         }
         operationCounts = queues.map(\.operationCount)
-        if !stopped { passBarriers() }
+        if !stopped {
+            // A handler that waits steps aside for the events after it: the barriers pass it. Its
+            // wait returns once the operation completes, a moment after its queue let it go. One
+            // that never returns is reported by the checker.
+            _ = waitFor("the waits from callbacks") { recorder.allWaitsReturned }
+            passBarriers()
+        }
         recorder.captureFinalStates()
         cleanUp()
     }
@@ -367,11 +373,13 @@ final class ModelRunner: @unchecked Sendable {
         case .isFinishedObserverWaits:
             recorder.keep(operation.observe(\.isFinished, options: [.new]) { operation, change in
                 guard change.newValue == true else { return }
+                recorder.update(id) { $0.waitsBegun += 1 }
                 operation.waitUntilFinished()
                 recorder.update(id) { $0.waitsReturned += 1 }
             })
         case .didFinishWaits:
             operation.addObserver(BlockObserver(didFinish: { operation, _ in
+                recorder.update(id) { $0.waitsBegun += 1 }
                 operation.waitUntilFinished()
                 recorder.update(id) { $0.waitsReturned += 1 }
             }))

@@ -3,6 +3,18 @@
 extension ReferenceModel {
     /// Plays `command` if it is legal; returns whether it was.
     mutating func apply(_ command: ModelCommand) -> Bool {
+        var next = self
+        guard next.applyStep(command) else { return false }
+        // Staged, nothing runs between phases. A child of a group that executes does not wait for
+        // a phase, though: its group's child queue is not one the driver suspends, so a step that
+        // makes such a child ready (removing its last dependency, cancelling it, adding a ready
+        // child) would let it run, or finish, while the driver goes on with the next steps.
+        if next.isStaged && next.ops.keys.contains(where: { next.isRunnable($0, active: []) }) { return false }
+        self = next
+        return true
+    }
+
+    private mutating func applyStep(_ command: ModelCommand) -> Bool {
         switch command {
         case .make(let id, let kind): make(id, kind)
         case .enqueue(let ids, let queue): enqueue(ids, queue: queue)

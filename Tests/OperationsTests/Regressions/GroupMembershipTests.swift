@@ -47,6 +47,32 @@ import Testing
         #expect(first.error == nil && second.error == nil)
     }
 
+    @Test func aDependencyConditionBringsItsOperationIntoTheGroupAsItsChildJoins() {
+        // Like a queue, a group takes the operation a child's `.dependency` names when the child
+        // joins it, not when the group starts: another operation's condition added later finds it
+        // in the group (found by the model-based test: it went to that operation's queue).
+        let group = GroupOp()
+        let ranIn = EventLog<String>()
+        let permission = RecordingOp(name: "permission") { _ in ranIn.append(Op.current?.group === group ? "group" : "elsewhere") }
+        let child = RecordingOp(name: "child") { _ in ranIn.append("child") }
+        child.addCondition(.dependency(permission))
+        group.addChild(child)
+        #expect(permission.group === group)
+        #expect(group.childCount == 2)
+
+        let other = RecordingOp(name: "other") { _ in ranIn.append("other") }
+        other.addCondition(.dependency(permission))
+        let queue = OpQueue()
+        queue.addOperation(other)
+        #expect(!queue.operations.contains { $0 === permission })
+        queue.addOperation(group)
+        other.waitUntilFinished()
+        group.waitUntilFinished()
+        #expect(ranIn.all.first == "group")
+        #expect(Set(ranIn.all) == ["group", "child", "other"])
+        #expect(group.error == nil && !other.isCancelled)
+    }
+
     // MARK: The membership state
 
     @Test func aChildJoinsOnlyItsGroupsQueueOfChildren() {

@@ -101,6 +101,32 @@ struct ObserverReentrancyTests {
         expectStandardError(of: result, toContain: ["waitUntilFinished()", "BlockOp \"finishing\"", "observer handler", "never finish"])
     }
 
+    @Test func aWaitFromADidFinishObserverReturnsWhenAnotherThreadsChangeKeptItsDeliveryBack() async {
+        // Another thread's change of a property (queued first) keeps the `didFinish` back: the
+        // finishing thread may then deliver it while it takes the completion block, before it
+        // completes the operation. The wait in the handler must see the operation held up by its
+        // own thread there (it returns at once), not wait for that thread to complete it (found
+        // by the model-based test).
+        let hangs: Int = await onOwnThread {
+            for _ in 0..<500 {
+                let op = BlockOp {}
+                let returned = Gate()
+                let observation = op.observe(\.queuePriority) { _, _ in }
+                op.completionBlock = {}
+                op.addObserver(BlockObserver(didFinish: { op, _ in
+                    op.waitUntilFinished()
+                    returned.open()
+                }))
+                OpQueue().addOperation(op)
+                for _ in 0..<50 { op.queuePriority = op.queuePriority == .veryLow ? .veryHigh : .veryLow }
+                guard returned.wait(seconds: 10) else { return 1 }
+                observation.invalidate()
+            }
+            return 0
+        }
+        #expect(hangs == 0, "the wait in the didFinish handler never returned")
+    }
+
     // MARK: Defect 4: observations registered inside handlers
 
     @Test func dependenciesObservedWithValuesFromInsideAnotherHandlerGetTheirValues() {
