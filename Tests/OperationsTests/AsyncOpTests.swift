@@ -206,7 +206,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
 
     // MARK: Misuse
 
-    @Test func finishingTwiceTraps() async {
+    @Test(.oneExitTestAtATime) func finishingTwiceTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = ImmediateOp()
             op.name = "twice-finished"
@@ -216,7 +216,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
         expectStandardError(of: result, toContain: ["twice-finished", "finish() was called twice"])
     }
 
-    @Test func finishingBeforeStartTraps() async {
+    @Test(.oneExitTestAtATime) func finishingBeforeStartTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = NeverFinishingOp()
             op.name = "early-finish"
@@ -225,7 +225,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
         expectStandardError(of: result, toContain: ["early-finish", "before it started executing"])
     }
 
-    @Test func finishingACancelledOpThatNeverExecutedTraps() async {
+    @Test(.oneExitTestAtATime) func finishingACancelledOpThatNeverExecutedTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = NeverFinishingOp()
             op.name = "cancelled-finish"
@@ -236,7 +236,7 @@ private final class NeverFinishingOp: AsyncOp, @unchecked Sendable {
         expectStandardError(of: result, toContain: ["cancelled-finish"])
     }
 
-    @Test
+    @Test(.oneExitTestAtATime)
     func finishingACancelledOpThatNeverExecutedSaysItNeverStarted() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = NeverFinishingOp()

@@ -166,7 +166,7 @@ private final class Rendezvous: Sendable {
 
     // MARK: Misuse
 
-    @Test func addingABlockToAFinishedBlockOpTraps() async {
+    @Test(.oneExitTestAtATime) func addingABlockToAFinishedBlockOpTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "finished-thumbnails"
@@ -176,7 +176,7 @@ private final class Rendezvous: Sendable {
         expectStandardError(of: result, toContain: ["finished-thumbnails", "addExecutionBlock"])
     }
 
-    @Test func addingABlockToAnExecutingBlockOpTraps() async {
+    @Test(.oneExitTestAtATime) func addingABlockToAnExecutingBlockOpTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp()
             op.name = "running-thumbnails"

@@ -107,7 +107,7 @@ import Glibc
         #expect(returned.wait())
     }
 
-    @Test func aCompletionBlockWaitingForItsQueueTraps() async {
+    @Test(.oneExitTestAtATime) func aCompletionBlockWaitingForItsQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "busy"

@@ -247,7 +247,7 @@ import Synchronization
         #expect(OpQueue.dependencyCycleGracePeriod == .seconds(1))
     }
 
-    @Test func theGracePeriodCanBeChanged() async {
+    @Test(.oneExitTestAtATime) func theGracePeriodCanBeChanged() async {
         await #expect(processExitsWith: .success) {
             OpQueue.dependencyCycleGracePeriod = .milliseconds(20)
             guard OpQueue.dependencyCycleGracePeriod == .milliseconds(20) else { exitFailing("setting not kept") }

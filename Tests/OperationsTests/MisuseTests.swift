@@ -8,7 +8,7 @@ import Glibc
 /// Every programmer error traps with a message that names the operation or queue and says what
 /// to do instead. Each test runs the misuse in a child process and reads its standard error.
 @Suite struct MisuseTests {
-    @Test func startingAnOperationThatIsInAQueueTraps() async {
+    @Test(.oneExitTestAtATime) func startingAnOperationThatIsInAQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.isSuspended = true
@@ -20,7 +20,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"in-queue\"", "in an OpQueue", "Remove the start() call"])
     }
 
-    @Test func startingAnExecutingOperationTraps() async {
+    @Test(.oneExitTestAtATime) func startingAnExecutingOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = RecordingOp(name: "reentrant") { op in op.start() }
             op.start()
@@ -28,7 +28,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"reentrant\"", "while it is executing"])
     }
 
-    @Test func startingAnOperationThatIsNotReadyTraps() async {
+    @Test(.oneExitTestAtATime) func startingAnOperationThatIsNotReadyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let a = BlockOp {}
             let b = BlockOp {}
@@ -39,7 +39,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"needs-a\"", "not ready", "Check isReady"])
     }
 
-    @Test func addingAnOperationToASecondQueueTraps() async {
+    @Test(.oneExitTestAtATime) func addingAnOperationToASecondQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let first = OpQueue()
             first.isSuspended = true
@@ -52,7 +52,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"twice\"", "already in a queue"])
     }
 
-    @Test func addingAnOperationToTheSameQueueTwiceTraps() async {
+    @Test(.oneExitTestAtATime) func addingAnOperationToTheSameQueueTwiceTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.isSuspended = true
@@ -63,7 +63,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"same\"", "already in a queue"])
     }
 
-    @Test func theMessageOfARefusedAdditionIsMadeOutsideTheQueueLock() async {
+    @Test(.oneExitTestAtATime) func theMessageOfARefusedAdditionIsMadeOutsideTheQueueLock() async {
         // `description` may be overridden, and may read the queue: it must not run under the
         // queue's lock (a pthread error, or a hang, instead of the message).
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -76,7 +76,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["an operation of a queue holding 1", "already in a queue"])
     }
 
-    @Test func addingAnExecutingOperationTraps() async {
+    @Test(.oneExitTestAtATime) func addingAnExecutingOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = RecordingOp(name: "busy") { op in OpQueue().addOperation(op) }
             op.start()
@@ -84,7 +84,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"busy\"", "while it is executing"])
     }
 
-    @Test func addingAFinishedOperationTraps() async {
+    @Test(.oneExitTestAtATime) func addingAFinishedOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "done"
@@ -94,7 +94,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"done\"", "after it finished"])
     }
 
-    @Test func negativeMaxConcurrentOperationCountTraps() async {
+    @Test(.oneExitTestAtATime) func negativeMaxConcurrentOperationCountTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "workers"
@@ -103,7 +103,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"workers\"", "-5", "positive count"])
     }
 
-    @Test func dependingOnItselfTraps() async {
+    @Test(.oneExitTestAtATime) func dependingOnItselfTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "selfish"
@@ -112,7 +112,7 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"selfish\"", "cannot depend on itself"])
     }
 
-    @Test func changingTheUnderlyingQueueOfABusyQueueTraps() async {
+    @Test(.oneExitTestAtATime) func changingTheUnderlyingQueueOfABusyQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "busy-queue"
@@ -123,14 +123,14 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"busy-queue\"", "underlyingQueue", "1 operation"])
     }
 
-    @Test func changingTheMainQueuesUnderlyingQueueTraps() async {
+    @Test(.oneExitTestAtATime) func changingTheMainQueuesUnderlyingQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             OpQueue.main.underlyingQueue = DispatchQueue(label: "other")
         }
         expectStandardError(of: result, toContain: ["OpQueue.main", "cannot be changed"])
     }
 
-    @Test func readingTheResultOfAnInvocationOpWhoseMainSkippedSuperTraps() async {
+    @Test(.oneExitTestAtATime) func readingTheResultOfAnInvocationOpWhoseMainSkippedSuperTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             final class Overriding: InvocationOp<Int>, @unchecked Sendable {
                 // @unchecked Sendable: no state of its own.
@@ -144,14 +144,14 @@ import Glibc
         expectStandardError(of: result, toContain: ["\"forgetful\"", "without calling super.main()", "Call super.main()"])
     }
 
-    @Test func changingTheMainQueuesWidthTraps() async {
+    @Test(.oneExitTestAtATime) func changingTheMainQueuesWidthTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             OpQueue.main.maxConcurrentOperationCount = 4
         }
         expectStandardError(of: result, toContain: ["OpQueue.main", "one operation at a time", "Create your own OpQueue"])
     }
 
-    @Test func blockOpsFinishWhenThePoolIsAtItsThreadLimit() async {
+    @Test(.oneExitTestAtATime) func blockOpsFinishWhenThePoolIsAtItsThreadLimit() async {
         // With as many threads as cores, every worker can be inside a BlockOp waiting for its
         // other blocks: the waiting thread runs them itself.
         await #expect(processExitsWith: .success) {
@@ -167,7 +167,7 @@ import Glibc
         }
     }
 
-    @Test func observingAnUnsupportedQueuePropertyTraps() async {
+    @Test(.oneExitTestAtATime) func observingAnUnsupportedQueuePropertyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             _ = queue.observe(\.qualityOfService) { _, _ in }

@@ -206,7 +206,7 @@ import Dispatch
 
     // MARK: Waits that trap
 
-    @Test func anIsExecutingObserverWaitingForItsQueueTraps() async {
+    @Test(.oneExitTestAtATime) func anIsExecutingObserverWaitingForItsQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "observed"
@@ -222,7 +222,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["waitUntilAllOperationsAreFinished()", "OpQueue \"observed\"", "observer handler of BlockOp \"watched\"", "cannot empty"])
     }
 
-    @Test func anIsExecutingObserverWaitingForItsOperationTraps() async {
+    @Test(.oneExitTestAtATime) func anIsExecutingObserverWaitingForItsOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "watched"
@@ -236,7 +236,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["waitUntilFinished()", "BlockOp \"watched\"", "observer handler", "never finish"])
     }
 
-    @Test func anIsFinishedObserverWaitingForADependentTraps() async {
+    @Test(.oneExitTestAtATime) func anIsFinishedObserverWaitingForADependentTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "first"
@@ -253,7 +253,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["BlockOp \"second\"", "observer handler of BlockOp \"first\"", "waits for BlockOp \"first\""])
     }
 
-    @Test func anIsFinishedObserverWaitingForAnOperationBehindItInAWidthOneQueueTraps() async {
+    @Test(.oneExitTestAtATime) func anIsFinishedObserverWaitingForAnOperationBehindItInAWidthOneQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "serial"
@@ -295,7 +295,7 @@ import Dispatch
         observation.invalidate()
     }
 
-    @Test func anIsReadyObserverOfADependentWaitingForASiblingInAWidthOneQueueTraps() async {
+    @Test(.oneExitTestAtATime) func anIsReadyObserverOfADependentWaitingForASiblingInAWidthOneQueueTraps() async {
         // The operation that finished keeps the only slot until its dependents' observers return.
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()

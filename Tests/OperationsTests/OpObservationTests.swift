@@ -457,7 +457,7 @@ private func ids(_ operations: [Op]?) -> [ObjectIdentifier]? {
 
     // MARK: Misuse
 
-    @Test func observingAPropertyThatIsNotObservableTraps() async {
+    @Test(.oneExitTestAtATime) func observingAPropertyThatIsNotObservableTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "watched-op"

@@ -125,7 +125,7 @@ private func memberIDs(_ operations: [Op]?) -> [ObjectIdentifier]? {
         #expect(released == nil)
     }
 
-    @Test func observingAPropertyThatIsNotObservableTraps() async {
+    @Test(.oneExitTestAtATime) func observingAPropertyThatIsNotObservableTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "watched-queue"

@@ -4,7 +4,7 @@ import Dispatch
 
 /// Waits that could never return trap with an explanation instead of freezing.
 @Suite struct WaitDeadlockTests {
-    @Test func waitingForItselfTraps() async {
+    @Test(.oneExitTestAtATime) func waitingForItselfTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             let op = RecordingOp(name: "self-waiter") { op in op.waitUntilFinished() }
@@ -14,7 +14,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["\"self-waiter\"", "from inside its own body", "completion block"])
     }
 
-    @Test func waitingInAWidthOneQueueForAnOperationBehindTraps() async {
+    @Test(.oneExitTestAtATime) func waitingInAWidthOneQueueForAnOperationBehindTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "serial"
@@ -34,7 +34,7 @@ import Dispatch
         ])
     }
 
-    @Test func addingAndWaitingFromInsideAWidthOneQueueTraps() async {
+    @Test(.oneExitTestAtATime) func addingAndWaitingFromInsideAWidthOneQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.maxConcurrentOperationCount = 1
@@ -49,7 +49,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["\"inner\"", "\"outer\"", "width 1"])
     }
 
-    @Test func waitingForADependentTraps() async {
+    @Test(.oneExitTestAtATime) func waitingForADependentTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "pair"
@@ -68,7 +68,7 @@ import Dispatch
         ])
     }
 
-    @Test func waitingForTheWholeQueueFromInsideItTraps() async {
+    @Test(.oneExitTestAtATime) func waitingForTheWholeQueueFromInsideItTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "busy"
@@ -83,7 +83,7 @@ import Dispatch
         ])
     }
 
-    @Test func waitingOnTheMainQueueForAMainQueueOperationTraps() async {
+    @Test(.oneExitTestAtATime) func waitingOnTheMainQueueForAMainQueueOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let done = DispatchSemaphore(value: 0)
             DispatchQueue.main.async {
@@ -98,7 +98,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["\"ui-update\"", "OpQueue.main", "main thread", "completion block"])
     }
 
-    @Test func waitingForAllOfTheMainQueueOnTheMainQueueTraps() async {
+    @Test(.oneExitTestAtATime) func waitingForAllOfTheMainQueueOnTheMainQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let done = DispatchSemaphore(value: 0)
             DispatchQueue.main.async {

@@ -120,7 +120,7 @@ import Darwin
         #expect(state.withLockedValue { $0 } == .unknown)
     }
 
-    @Test func theEnvironmentVariableMakesStatesUnavailable() async {
+    @Test(.oneExitTestAtATime) func theEnvironmentVariableMakesStatesUnavailable() async {
         await #expect(processExitsWith: .success) {
             setenv("OPERATIONS_SCHEDULER_STATE", "unavailable", 1)
             guard !SchedulerStateReader.isAllowed, SchedulerStateReader.forCurrentThread().currentState() == .unknown else {
@@ -241,7 +241,7 @@ import Darwin
         #expect(reports.all.isEmpty)
     }
 
-    @Test func theSharedPoolNamesTheOperationsHoldingItsThreads() async {
+    @Test(.oneExitTestAtATime) func theSharedPoolNamesTheOperationsHoldingItsThreads() async {
         await #expect(processExitsWith: .success) {
             setenv("OPERATIONS_MAX_THREADS", "2", 1)
             let reports = EventLog<String>()

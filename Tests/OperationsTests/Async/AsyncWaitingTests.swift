@@ -81,7 +81,7 @@ private extension StringProtocol {
         #expect(op.isFinished)
     }
 
-    @Test func awaitingItselfFromItsOwnBodyTraps() async {
+    @Test(.oneExitTestAtATime) func awaitingItselfFromItsOwnBodyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             final class SelfAwaiting: AsyncOp, @unchecked Sendable {
                 // @unchecked Sendable: no state of its own.
@@ -98,7 +98,7 @@ private extension StringProtocol {
         expectStandardError(of: result, toContain: ["\"self-awaiting\"", "from inside its own body"])
     }
 
-    @Test func awaitingTheQueueFromItsOwnAsyncOperationTraps() async {
+    @Test(.oneExitTestAtATime) func awaitingTheQueueFromItsOwnAsyncOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.name = "own"

@@ -660,7 +660,7 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
 
     // MARK: Misuse
 
-    @Test func addingAConditionAfterTheOperationWasAddedToAQueueTraps() async {
+    @Test(.oneExitTestAtATime) func addingAConditionAfterTheOperationWasAddedToAQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.isSuspended = true
@@ -672,7 +672,7 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         expectStandardError(of: result, toContain: ["\"late-condition\"", "after it was added to a queue"])
     }
 
-    @Test func mutuallyExclusiveInsideAnyTraps() async {
+    @Test(.oneExitTestAtATime) func mutuallyExclusiveInsideAnyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "exclusive-in-any"
@@ -681,7 +681,7 @@ private func drains(_ queue: OpQueue, seconds: Double = 10) -> Bool {
         expectStandardError(of: result, toContain: ["\"exclusive-in-any\"", "mutuallyExclusive(in-any)", "cannot be honoured"])
     }
 
-    @Test func mutuallyExclusiveInsideNotTraps() async {
+    @Test(.oneExitTestAtATime) func mutuallyExclusiveInsideNotTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "exclusive-in-not"

@@ -635,7 +635,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
 
     // MARK: Misuse
 
-    @Test func addingAChildAfterTheGroupFinishedTraps() async {
+    @Test(.oneExitTestAtATime) func addingAChildAfterTheGroupFinishedTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let group = GroupOp()
             group.name = "finished-group"
@@ -648,7 +648,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         expectStandardError(of: result, toContain: ["\"finished-group\"", "after it finished"])
     }
 
-    @Test func addingAnOperationThatIsInAQueueAsAChildTraps() async {
+    @Test(.oneExitTestAtATime) func addingAnOperationThatIsInAQueueAsAChildTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.isSuspended = true
@@ -662,7 +662,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         expectStandardError(of: result, toContain: ["\"queued-op\"", "\"taker\"", "in a queue already"])
     }
 
-    @Test func addingAChildOfAnotherGroupTraps() async {
+    @Test(.oneExitTestAtATime) func addingAChildOfAnotherGroupTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "owned-child"
@@ -675,7 +675,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         expectStandardError(of: result, toContain: ["\"owned-child\"", "\"first-owner\"", "\"second-owner\"", "belongs to one group"])
     }
 
-    @Test func addingAGroupToItselfTraps() async {
+    @Test(.oneExitTestAtATime) func addingAGroupToItselfTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let group = GroupOp()
             group.name = "ouroboros"
@@ -684,7 +684,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         expectStandardError(of: result, toContain: ["\"ouroboros\"", "cannot be nested in itself"])
     }
 
-    @Test func addingAGroupToItsOwnDescendantTraps() async {
+    @Test(.oneExitTestAtATime) func addingAGroupToItsOwnDescendantTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let inner = GroupOp()
             inner.name = "inner-group"
@@ -695,7 +695,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         expectStandardError(of: result, toContain: ["\"outer-group\"", "\"inner-group\"", "cannot be nested in itself"])
     }
 
-    @Test func producingFromANonExecutingOperationTraps() async {
+    @Test(.oneExitTestAtATime) func producingFromANonExecutingOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let idle = BlockOp {}
             idle.name = "idle-producer"
@@ -706,7 +706,7 @@ private func failureNumbers(of group: GroupOp) -> [Int?]? {
         expectStandardError(of: result, toContain: ["\"idle-producer\"", "\"made\"", "not executing"])
     }
 
-    @Test func producingFromAManuallyStartedOperationTraps() async {
+    @Test(.oneExitTestAtATime) func producingFromAManuallyStartedOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let producer = RecordingOp(name: "hand-started") { op in
                 let made = BlockOp {}

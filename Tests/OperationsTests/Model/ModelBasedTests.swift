@@ -15,11 +15,11 @@ import Testing
 /// `OPERATIONS_MODEL_ALL_DEFECTS=1`, or `OPERATIONS_MODEL_DEFECTS_OFF=<switch>,…`
 /// (``ModelKnownDefects``). See ``ModelEnvironment``.
 @Suite struct ModelBasedTests {
-    @Test func stagedSequencesMatchTheReferenceModel() async {
+    @Test(.oneExitTestAtATime) func stagedSequencesMatchTheReferenceModel() async {
         await runSequences(.staged, defaultCount: ModelEnvironment.defaultSequences.staged)
     }
 
-    @Test func interleavedSequencesKeepTheModelsInvariants() async {
+    @Test(.oneExitTestAtATime) func interleavedSequencesKeepTheModelsInvariants() async {
         await runSequences(.interleaved, defaultCount: ModelEnvironment.defaultSequences.interleaved)
     }
 

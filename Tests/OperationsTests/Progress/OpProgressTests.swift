@@ -202,7 +202,7 @@ import Dispatch
         #expect(outer.progress.completedUnitCount == 2)
     }
 
-    @Test func settingTheTotalOfAGroupsProgressTraps() async {
+    @Test(.oneExitTestAtATime) func settingTheTotalOfAGroupsProgressTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let group = GroupOp(operations: [BlockOp {}])
             group.name = "rollup"
@@ -211,7 +211,7 @@ import Dispatch
         expectStandardError(of: result, toContain: ["totalUnitCount", "\"rollup\"", "derived from its children"])
     }
 
-    @Test func settingTheCompletedCountOfAGroupsProgressTraps() async {
+    @Test(.oneExitTestAtATime) func settingTheCompletedCountOfAGroupsProgressTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let group = GroupOp(operations: [BlockOp {}])
             group.name = "rollup"

@@ -20,7 +20,7 @@ struct CallbackActionMatrixTests {
         }
     }
 
-    @Test(arguments: MatrixCell.trapping)
+    @Test(.oneExitTestAtATime, arguments: MatrixCell.trapping)
     func aCallbackActionThatCannotWorkTrapsWithAnExplanation(_ cell: MatrixCell) async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [cell] in
             // If it does not trap, the bounded driver returns and the process exits normally,

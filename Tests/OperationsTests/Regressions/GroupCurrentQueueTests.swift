@@ -48,7 +48,8 @@ import Testing
         group.completionBlock = { log.append("group completion") }
         OpQueue().addOperation(group)
 
-        #expect(eventually { log.all.contains("second") && log.all.contains("block") })
+        // Once the adder returned: "block" may run before the adder adds the barrier.
+        #expect(eventually { adder.isFinished && log.all.contains("second") && log.all.contains("block") })
         #expect(!group.isFinished)
         #expect(group.childCount == 5)
         release.open()
@@ -75,7 +76,7 @@ import Testing
         #expect(late.isFinished)
     }
 
-    @Test func addingToTheQueueOfAFinishedGroupTraps() async {
+    @Test(.oneExitTestAtATime) func addingToTheQueueOfAFinishedGroupTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let kept = LockedBox<OpQueue?>(nil)
             let group = GroupOp(operations: [BlockOp { kept.withLockedValue { $0 = OpQueue.current } }])

@@ -113,7 +113,7 @@ import Testing
 
     // MARK: Misuse, trapped where it happens
 
-    @Test func addingAChildTwiceTraps() async {
+    @Test(.oneExitTestAtATime) func addingAChildTwiceTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let child = BlockOp {}
             child.name = "twice-added"
@@ -125,7 +125,7 @@ import Testing
         expectStandardError(of: result, toContain: ["\"twice-added\"", "\"adder-group\"", "twice", "A child is added once"])
     }
 
-    @Test func aGroupMadeWithTheSameOperationTwiceTraps() async {
+    @Test(.oneExitTestAtATime) func aGroupMadeWithTheSameOperationTwiceTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let child = BlockOp {}
             child.name = "listed-twice"
@@ -134,7 +134,7 @@ import Testing
         expectStandardError(of: result, toContain: ["\"listed-twice\"", "twice", "A child is added once"])
     }
 
-    @Test func addingAPendingChildToAQueueTraps() async {
+    @Test(.oneExitTestAtATime) func addingAPendingChildToAQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let child = BlockOp {}
             child.name = "pending-child"
@@ -145,7 +145,7 @@ import Testing
         expectStandardError(of: result, toContain: ["\"pending-child\"", "child of", "\"its-group\"", "add the group to the queue"])
     }
 
-    @Test func addingARunningGroupsChildToAnotherQueueTraps() async {
+    @Test(.oneExitTestAtATime) func addingARunningGroupsChildToAnotherQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let release = Gate()
             let child = RecordingOp(name: "running-child") { _ in release.wait() }
@@ -161,7 +161,7 @@ import Testing
         expectStandardError(of: result, toContain: ["\"waiting-child\"", "\"running-group\"", "add the group to the queue"])
     }
 
-    @Test func producingAChildOfAnotherGroupTraps() async {
+    @Test(.oneExitTestAtATime) func producingAChildOfAnotherGroupTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let owned = BlockOp {}
             owned.name = "owned-elsewhere"
@@ -174,7 +174,7 @@ import Testing
         expectStandardError(of: result, toContain: ["\"owned-elsewhere\"", "\"owner-group\"", "add the group to the queue"])
     }
 
-    @Test func anAttemptThatIsAChildOfAGroupTraps() async {
+    @Test(.oneExitTestAtATime) func anAttemptThatIsAChildOfAGroupTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let owned = BlockOp {}
             owned.name = "owned-attempt"

@@ -34,20 +34,27 @@ import Dispatch
         let started = Gate()
         let group = GroupOp()
         group.name = "\(token)-group"
-        group.addChild(BlockOp { started.open(); _ = hold.wait() })
-        await OpQueue().addOperations([group], waitUntilFinished: false)
-        #expect(await started.waitOffThread())
+        // The first child holds the group running until the test lets it go (an hour at most: a
+        // group that finished before the next child is added would make that addition a misuse).
+        group.addChild(BlockOp { started.open(); hold.wait(seconds: 3_600) })
         let child = BlockOp {}
         child.name = "\(token)-child"
-        let blocker = BlockOp {}
-        child.addDependency(blocker)   // keeps it pending while the cycle is closed
-        group.addChild(child)
-        child.addDependency(group)   // forward: child → group (running) → child
-        #expect(recorder.cyclesFound(mentioning: token).count == 1)
-        child.removeDependency(group)
-        hold.open()
-        blocker.start()
-        await group.waitUntilFinished()
+        // Driven from a thread of its own, so that a crowded cooperative pool cannot delay it.
+        let cyclesFound: Int? = await onOwnThread { [recorder] in
+            OpQueue().addOperations([group], waitUntilFinished: false)
+            guard started.wait() else { hold.open(); return nil }
+            let blocker = BlockOp {}
+            child.addDependency(blocker)   // keeps it pending while the cycle is closed
+            group.addChild(child)
+            child.addDependency(group)   // forward: child → group (running) → child
+            let found = recorder.cyclesFound(mentioning: token).count
+            child.removeDependency(group)
+            hold.open()
+            blocker.start()
+            group.waitUntilFinished()
+            return found
+        }
+        #expect(cyclesFound == 1)
         #expect(child.isFinished && child.error == nil && !child.isCancelled)
     }
 }

@@ -90,7 +90,7 @@ struct ObserverReentrancyTests {
         observation.invalidate()
     }
 
-    @Test func aWaitFromAWillFinishObserverOfTheOperationTraps() async {
+    @Test(.oneExitTestAtATime) func aWaitFromAWillFinishObserverOfTheOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "finishing"

@@ -433,7 +433,7 @@ private func injectionError(of op: Op) -> InjectionError? {
 
     // MARK: Misuse
 
-    @Test func injectingAfterTheConsumerWasAddedToAQueueTraps() async {
+    @Test(.oneExitTestAtATime) func injectingAfterTheConsumerWasAddedToAQueueTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.isSuspended = true
@@ -446,7 +446,7 @@ private func injectionError(of op: Op) -> InjectionError? {
         expectStandardError(of: result, toContain: ["inject(from:) was called on", "\"late-consumer\"", "Add injections before"])
     }
 
-    @Test func injectingAfterTheConsumerWasStartedTraps() async {
+    @Test(.oneExitTestAtATime) func injectingAfterTheConsumerWasStartedTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let producer = ResultOp { 1 }
             let consumer = BlockOp {}
@@ -457,7 +457,7 @@ private func injectionError(of op: Op) -> InjectionError? {
         expectStandardError(of: result, toContain: ["inject(from:) was called on", "\"started-consumer\""])
     }
 
-    @Test func anInjectionCopiedToAnotherOperationTraps() async {
+    @Test(.oneExitTestAtATime) func anInjectionCopiedToAnotherOperationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let producer = ResultOp { 1 }
             let consumer = BlockOp {}
@@ -472,7 +472,7 @@ private func injectionError(of op: Op) -> InjectionError? {
         expectStandardError(of: result, toContain: ["was evaluated for", "\"copier\"", "Call inject(from:_:) on every consumer"])
     }
 
-    @Test func anInjectionInsideACombinatorTraps() async {
+    @Test(.oneExitTestAtATime) func anInjectionInsideACombinatorTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let producer = ResultOp { 1 }
             let consumer = BlockOp {}

@@ -452,14 +452,14 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
 
     // MARK: Misuse
 
-    @Test func noAttemptsAtAllTraps() async {
+    @Test(.oneExitTestAtATime) func noAttemptsAtAllTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = RetryOp(maxAttempts: 0) { _ in BlockOp {} }
         }
         expectStandardError(of: result, toContain: ["maxAttempts 0", "it must make at least one attempt"])
     }
 
-    @Test func anAttemptThatIsInAQueueAlreadyTraps() async {
+    @Test(.oneExitTestAtATime) func anAttemptThatIsInAQueueAlreadyTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
             queue.isSuspended = true
@@ -472,7 +472,7 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
         expectStandardError(of: result, toContain: ["makeAttempt of", "\"queued-attempt\"", "in a queue already", "make a new operation for every attempt"])
     }
 
-    @Test func anAttemptMadeTwiceTraps() async {
+    @Test(.oneExitTestAtATime) func anAttemptMadeTwiceTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let reused = ResultOp<Int> { throw AttemptFailure(attempt: 0) }
             let retry = RetryOp(maxAttempts: 2) { _ in reused }

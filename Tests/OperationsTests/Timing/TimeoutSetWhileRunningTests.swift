@@ -17,15 +17,22 @@ import Dispatch
         }
     }
 
+    // The tests drive from threads of their own: a test task that waited for a cooperative
+    // thread while the suite's exit tests held them could see the body start tens of seconds late.
+
     @Test func aTimeoutSetClearedAndSetAgainWhileRunningFires() async {
         let started = Gate()
         let op = Self.untilCancelled(started)
-        OpQueue().addOperation(op)
-        #expect(await started.waitOffThread())
-        op.timeout = .seconds(20)
-        op.timeout = nil
-        op.timeout = .milliseconds(50)
-        await op.waitUntilFinished()
+        let didStart: Bool = await onOwnThread {
+            OpQueue().addOperation(op)
+            guard started.wait() else { return false }
+            op.timeout = .seconds(20)
+            op.timeout = nil
+            op.timeout = .milliseconds(50)
+            op.waitUntilFinished()
+            return true
+        }
+        #expect(didStart)
 
         #expect(op.isCancelled)
         #expect((op.error as? OpTimeoutError)?.timeout == .milliseconds(50), "error: \(String(describing: op.error))")
@@ -36,11 +43,18 @@ import Dispatch
         let op = Self.untilCancelled(started)
         op.timeout = .seconds(20)
         let finished = finishTimes(of: op)
-        OpQueue().addOperation(op)
-        #expect(await started.waitOffThread())
-        let set = ContinuousClock.now
-        op.timeout = .milliseconds(100)
-        await op.waitUntilFinished()
+        let set: ContinuousClock.Instant? = await onOwnThread {
+            OpQueue().addOperation(op)
+            guard started.wait() else { return nil }
+            let set = ContinuousClock.now
+            op.timeout = .milliseconds(100)
+            op.waitUntilFinished()
+            return set
+        }
+        guard let set else {
+            Issue.record("the body never started")
+            return
+        }
 
         #expect(op.isCancelled)
         #expect((op.error as? OpTimeoutError)?.timeout == .milliseconds(100), "error: \(String(describing: op.error))")

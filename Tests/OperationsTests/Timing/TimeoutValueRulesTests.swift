@@ -5,7 +5,7 @@ import Dispatch
 /// Which values ``Op/timeout`` takes: a negative one is a programmer error; zero cancels the
 /// operation as it starts, before its body runs.
 @Suite struct TimeoutValueRulesTests {
-    @Test func aNegativeTimeoutTrapsNamingTheOperationAndTheValue() async {
+    @Test(.oneExitTestAtATime) func aNegativeTimeoutTrapsNamingTheOperationAndTheValue() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let op = BlockOp {}
             op.name = "negative-limit"
@@ -52,12 +52,18 @@ import Dispatch
                 blockThread(milliseconds: 1)
             }
         }
-        OpQueue().addOperation(op)
-        #expect(await started.waitOffThread())
-        op.timeout = .zero
-        // Cancelled before the setter returns.
-        #expect(op.isCancelled)
-        await op.waitUntilFinished()
+        // Driven from a thread of its own: a test task waiting for a cooperative thread (held by
+        // the suite's exit tests) could resume after the body gave up.
+        let cancelledAtOnce: Bool? = await onOwnThread {
+            OpQueue().addOperation(op)
+            guard started.wait() else { return nil }
+            op.timeout = .zero
+            // Cancelled before the setter returns.
+            let cancelled = op.isCancelled
+            op.waitUntilFinished()
+            return cancelled
+        }
+        #expect(cancelledAtOnce == true)
         #expect((op.error as? OpTimeoutError)?.timeout == .zero)
     }
 }
