@@ -121,7 +121,12 @@ extension Op {
         for dependentSerial in finish.releasedDependentSerials where dependentSerial < serial { resolvedBackwardEdges += 1 }
         DependencyCycles.backwardEdgesResolved(resolvedBackwardEdges)
         if finish.releasesExclusivity {
-            Exclusivity.release(self)
+            // As for its dependents: an operation of this queue whose turn came goes on the ready
+            // list without asking for another drainer when this thread's drainer polls right after
+            // (and while its observers run here, this operation keeps its slot).
+            ThreadContext.withNotifying(self, pollingQueue: releasesSlot ? nil : finish.queue) {
+                Exclusivity.release(self)
+            }
         }
         if finish.isGroupChild, let (group, error) = withState({ machine in machine.group.map { ($0, machine.error) } }),
            let error {
