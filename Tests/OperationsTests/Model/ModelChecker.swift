@@ -191,7 +191,9 @@ struct ModelChecker {
             }
         }
         if op.callbacks.contains(.observeFinishFromExecutingHandler) {
-            let expected = ran && final.isFinished ? [Change(property: .isFinished, old: false, new: true)] : []
+            // Executed also if its `didCancel` observer finished it as it started, without a body.
+            let executed = ran || (op.kind == .asyncFinishedByDidCancel && !record.nestedFinishChanges.isEmpty)
+            let expected = executed && final.isFinished ? [Change(property: .isFinished, old: false, new: true)] : []
             // When another thread is delivering the operation's changes as it starts (its
             // readiness, from the thread that finished its last dependency), that thread delivers
             // the start too, and the finish may be made before the observer is registered (the

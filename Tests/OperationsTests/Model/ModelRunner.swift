@@ -497,7 +497,9 @@ final class ModelRunner: @unchecked Sendable {
             }
             break
         }
-        let waiting = expected.filter { model.ops[$0]!.conditions.contains(.cancelsItsOperationAndWaits) }
+        // Every such task, not only those of operations that must finish: one that ends late
+        // finishes its (cancelled) operation after the final states were read.
+        let waiting = model.ops.keys.filter { model.ops[$0]!.conditions.contains(.cancelsItsOperationAndWaits) }
         let conditionsEnded = waitFor("condition tasks") {
             waiting.allSatisfy { id in
                 let record = recorder.record(of: id)
@@ -513,8 +515,12 @@ final class ModelRunner: @unchecked Sendable {
         // left to run.
         _ = waitFor("everything to settle") {
             recorder.allOperations.values.allSatisfy { operation in
-                (!operation.isExecuting || operation is GroupOp)
-                    && (!operation.isFinished || recorder.completions(of: recorder.id(of: operation)) > 0)
+                let id = recorder.id(of: operation)
+                // A cancelled operation whose condition's task ended finishes next.
+                let finishesNext = recorder.record(of: id).conditionTaskEnded && operation.isCancelled
+                return (!operation.isExecuting || operation is GroupOp)
+                    && (!operation.isFinished || recorder.completions(of: id) > 0)
+                    && (!finishesNext || (operation.isFinished && recorder.completions(of: id) > 0))
             }
         }
         // At most the operations that need not finish stay (see `ModelChecker`).
