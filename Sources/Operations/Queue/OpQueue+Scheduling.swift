@@ -164,11 +164,8 @@ extension OpQueue {
         }
         var pooled: [DispatchQoS.QoSClass: [WorkerPool.Job]] = [:]
         for queue in queues {
-            let (underlying, qos) = queue.withLock { (queue.storedUnderlyingQueue, queue.storedQualityOfService) }
-            if underlying != nil {
-                queue.startDrainer()
-            } else {
-                pooled[qos, default: []].append { queue.drain(sharing: false) }
+            if let (qos, job) = queue.drainerForThePool() {
+                pooled[qos, default: []].append(job)
             }
         }
         for (qos, jobs) in pooled {
