@@ -145,40 +145,10 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Runs every job of `jobs` as ``submit(qualityOfService:_:)`` runs one, adding them under one
-    /// lock acquisition: a worker woken for the first finds the others waiting, instead of going
-    /// idle and being woken again for each (the drainers of many queues made ready at once).
-    func submit(qualityOfService: DispatchQoS.QoSClass = .default, jobs: [Job]) {
-        guard jobs.count > 1 else {
-            if let job = jobs.first { submit(qualityOfService: qualityOfService, job) }
-            return
-        }
-        let (woken, spawned, watch): ([Worker], Int, Action) = lock.withLock {
-            for job in jobs { state.jobs.append(job, qualityOfService: qualityOfService) }
-            pendingJobs.add(jobs.count, ordering: .relaxed)
-            var woken: [Worker] = []
-            while woken.count < jobs.count, let worker = state.idleWorkers.popLast() {
-                woken.append(worker)
-            }
-            var spawned = 0
-            while woken.count + spawned < jobs.count, state.threadCount < coreCount {
-                state.threadCount += 1
-                state.startingThreads += 1
-                spawned += 1
-            }
-            return (woken, spawned, woken.count + spawned < jobs.count ? watchLocked() : .none)
-        }
-        for worker in woken { worker.wakeup.signal() }
-        for _ in 0..<spawned { startWorker() }
-        perform(watch)
-    }
-
-    /// What a submission asks of the pool once its lock is released.
-    private enum Action { case wake(Worker), spawn, watch(startMonitor: Bool), none }
-
     /// Adds a job of the lane `rank` with `append`, and hands it to a worker.
     @inline(__always)
     private func submit(rank: Int, _ append: (inout JobQueue) -> Void) {
+        enum Action { case wake(Worker), spawn, watch(startMonitor: Bool), none }
         let action: Action = lock.withLock {
             append(&state.jobs)
             pendingJobs.add(1, ordering: .relaxed)
@@ -190,27 +160,16 @@ final class WorkerPool: @unchecked Sendable {
                 state.startingThreads += 1
                 return .spawn
             }
-            return watchLocked()
+            if !state.monitorRunning {
+                state.monitorRunning = true
+                return .watch(startMonitor: true)
+            }
+            if state.monitorSleeping {
+                state.monitorSleeping = false
+                return .watch(startMonitor: false)
+            }
+            return .none
         }
-        perform(action)
-    }
-
-    /// A job waits with every worker busy: the monitor watches (it grows the pool if the busy
-    /// workers are blocked). Call with the lock held.
-    private func watchLocked() -> Action {
-        if !state.monitorRunning {
-            state.monitorRunning = true
-            return .watch(startMonitor: true)
-        }
-        if state.monitorSleeping {
-            state.monitorSleeping = false
-            return .watch(startMonitor: false)
-        }
-        return .none
-    }
-
-    /// Performs a submission's action, with the lock released.
-    private func perform(_ action: Action) {
         switch action {
         case .wake(let worker):
             worker.wakeup.signal()

@@ -8,23 +8,14 @@ extension OpQueue {
     /// it continues a drainer that popped that entry but could not run it (see
     /// ``drainStartsHere()``), and runs it first.
     final func startDrainer(handingOver handedOver: ReadyLists.Entry? = nil) {
-        if let (qos, job) = drainerForThePool(handingOver: handedOver) {
-            WorkerPool.shared.submit(qualityOfService: qos, job)
-        }
-    }
-
-    /// Starts a drainer on the underlying Dispatch queue, if the queue has one, and returns `nil`;
-    /// otherwise returns the drainer's job for the worker pool, and its quality of service, for
-    /// the caller to submit (``startDrainer(handingOver:)``, or several queues' at once).
-    final func drainerForThePool(handingOver handedOver: ReadyLists.Entry? = nil) -> (DispatchQoS.QoSClass, WorkerPool.Job)? {
         let (underlying, qos) = withLock { (storedUnderlyingQueue, storedQualityOfService) }
         if let underlying {
             underlying.async(qos: DispatchQoS(qosClass: qos, relativePriority: 0)) {
                 self.drain(sharing: true, handedOver: handedOver)
             }
-            return nil
+        } else {
+            WorkerPool.shared.submit(qualityOfService: qos) { self.drain(sharing: false, handedOver: handedOver) }
         }
-        return (qos, { self.drain(sharing: false, handedOver: handedOver) })
     }
 
     /// How long a drainer on the worker pool keeps going while other jobs wait for a worker,

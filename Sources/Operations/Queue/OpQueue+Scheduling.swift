@@ -1,5 +1,3 @@
-import Dispatch
-
 // How operations enter a queue, become ready in it, give back their slots and leave it: each
 // runs an event of the scheduler under the queue's lock and performs the action after unlocking.
 
@@ -148,36 +146,14 @@ extension OpQueue {
                 groups.append([item])
             }
         }
-        var drained: [OpQueue] = []
-        for group in groups where push(group[...], to: group[0].queue, startsDrainer: false) {
-            drained.append(group[0].queue)
-        }
-        startDrainers(drained)
-    }
-
-    /// Starts a drainer for each of `queues`; those on the worker pool are submitted together,
-    /// one submission per quality of service.
-    private static func startDrainers(_ queues: [OpQueue]) {
-        guard queues.count > 1 else {
-            queues.first?.startDrainer()
-            return
-        }
-        var pooled: [DispatchQoS.QoSClass: [WorkerPool.Job]] = [:]
-        for queue in queues {
-            if let (qos, job) = queue.drainerForThePool() {
-                pooled[qos, default: []].append(job)
-            }
-        }
-        for (qos, jobs) in pooled {
-            WorkerPool.shared.submit(qualityOfService: qos, jobs: jobs)
+        for group in groups {
+            push(group[...], to: group[0].queue)
         }
     }
 
     /// Pushes `items`, all members of `queue`, on its ready lists under one lock acquisition.
-    /// Returns whether the queue needs a drainer; starts it unless `startsDrainer` is `false`.
-    @discardableResult
     private static func push(_ items: ArraySlice<(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)>,
-                             to queue: OpQueue, startsDrainer: Bool = true) -> Bool {
+                             to queue: OpQueue) {
         let callerWillPoll = ThreadContext.isPolling(queue)
         let (request, discarded) = queue.withLock {
             var request = false
@@ -190,8 +166,7 @@ extension OpQueue {
             return (request, queue.machine.takeDiscarded())
         }
         withExtendedLifetime(discarded) {}
-        if request && startsDrainer { queue.startDrainer() }
-        return request
+        if request { queue.startDrainer() }
     }
 
     /// `operation`, a running member, reports `progress`: the queue's progress counts its fraction
