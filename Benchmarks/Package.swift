@@ -57,7 +57,7 @@ let package = Package(
         // processes; exits non-zero if a ratio says worse than N log N.
         .executableTarget(
             name: "Complexity",
-            dependencies: ["HeapStatistics", .product(name: "Operations", package: rootPackage)],
+            dependencies: ["HeapStatistics", "Workloads", .product(name: "Operations", package: rootPackage)],
             path: "Sources/Complexity",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

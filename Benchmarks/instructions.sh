@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 command -v valgrind >/dev/null || { echo "instructions.sh needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 n=${N:-10000}
 workloads=("$@")
-[ ${#workloads[@]} -gt 0 ] || workloads=(independent width-1 chain fan-in dag groups conditions async-width-1)
+[ ${#workloads[@]} -gt 0 ] || workloads=(independent width-1 chain fan-in dag groups conditions exclusivity async-width-1)
 swift build -c release --product instructions >/dev/null
 binary="$(swift build -c release --show-bin-path)/instructions"
 count() {

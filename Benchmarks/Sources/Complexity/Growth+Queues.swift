@@ -1,5 +1,6 @@
 import Dispatch
 import Operations
+import Workloads
 
 /// Queues: many of them, one that is never empty, priorities changed while operations wait, and
 /// the categories of mutual exclusivity that queues share.
@@ -110,21 +111,13 @@ extension Growth {
             let done = Countdown(n)
             let category = OpCondition.mutuallyExclusive("complexity")
             let queues = (0..<count).map { _ in OpQueue() }
-            let holding = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            let holder = BlockOp {
-                holding.signal()
-                release.wait()
-            }
-            holder.addCondition(category)
-            queues[0].addOperation(holder)
-            holding.wait()
+            let holder = CategoryHolder(category, on: queues[0])
             let operations = ticking(n, done)
             for operation in operations { operation.addCondition(category) }
             for (index, queue) in queues.enumerated() {
                 queue.addOperations(Array(operations[index...].striding(by: count)), waitUntilFinished: false)
             }
-            release.signal()
+            holder.letGo()
             done.wait()
         }
         return clock.sample

@@ -18,7 +18,7 @@ import Darwin
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
-    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|async-width-1 N")
+    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|exclusivity|async-width-1 N")
     exit(2)
 }
 
@@ -81,6 +81,31 @@ func runWorkload(_ name: String, count: Int) -> Bool {
             operation.addCondition(always)
             return operation
         })
+    case "exclusivity":
+        // Every operation asks for the category while a holder (in another queue) keeps it, and
+        // waits; then each has its turn. The queue has width 1 and a marker after them, so that
+        // every one has asked before the holder lets go, however the threads are scheduled (as
+        // under valgrind): two passes through the queue per operation in every run.
+        let category = OpCondition.mutuallyExclusive("instructions")
+        let holderQueue = OpQueue()
+        let holder = CategoryHolder(category, on: holderQueue)
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        let operations = (0..<count).map { _ in
+            let operation = BlockOp {}
+            operation.addCondition(category)
+            return operation
+        }
+        let asked = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        queue.addOperations(operations, waitUntilFinished: false)
+        queue.addOperation { asked.signal() }
+        let last = BlockOp { done.signal() }
+        last.addCondition(category)
+        queue.addOperation(last)
+        asked.wait()
+        holder.letGo()
+        done.wait()
     case "async-width-1":
         let queue = OpQueue()
         queue.maxConcurrentOperationCount = 1

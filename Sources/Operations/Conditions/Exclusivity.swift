@@ -75,11 +75,13 @@ enum Exclusivity {
     /// requests by `sequence`; `ancestors` are the groups the operation is nested in.
     static func acquire(_ operation: Op, categories: [String], sequence: UInt64, generation: UInt32,
                         queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
-        let asker = Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation, waker: waker)
-        let request = ExclusivityStateMachine.Request(
-            operation: ObjectIdentifier(operation), categories: categories,
-            ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
-            sequence: sequence, grantsAtTurn: queue == nil, payload: asker)
+        func makeRequest() -> ExclusivityStateMachine.Request {
+            let asker = Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation, waker: waker)
+            return ExclusivityStateMachine.Request(
+                operation: ObjectIdentifier(operation), categories: categories,
+                ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
+                sequence: sequence, grantsAtTurn: queue == nil, payload: asker)
+        }
         let (outcome, turns): (Outcome, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
             // An operation that already finished asks for nothing (it gave back, with `release`,
             // whatever it had; an operation cancelled and finishing meanwhile gives back, after
@@ -88,7 +90,9 @@ enum Exclusivity {
             // An operation whose queue is suspended is granted what is available (its queue
             // started it before it was suspended: it runs now), but does not wait.
             let mayWait = queue.map { !table.isSuspended($0) } ?? true
-            let granted = table.machine.request(request, mayWait: mayWait)
+            // Most often its turn was offered: its request waits already, and is not built again.
+            let granted = table.machine.requestAgain(ObjectIdentifier(operation), sequence: sequence, mayWait: mayWait)
+                ?? table.machine.request(makeRequest(), mayWait: mayWait)
             if !granted && !mayWait { return (.steppedAside, []) }
             // Any turns come from an earlier request of the operation, given up (see `request`).
             let turns = table.machine.takeTurnRequests()

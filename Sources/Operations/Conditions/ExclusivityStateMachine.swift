@@ -23,11 +23,12 @@ import Synchronization
 /// any other is *offered* the categories: they stay reserved for it, and it takes them by asking
 /// again (``request(_:)``) when its queue starts it.
 ///
-/// **Cost.** Each category keeps its waiting requests in a line sorted by sequence number, and
-/// each waiting request counts the categories that still keep it waiting (held by someone else,
-/// or reserved by an older request): a request, a grant and a release cost O(categories of the
-/// request) amortised, whatever the number of waiting requests (a request older than some that
-/// wait already, which is rare, walks back past them). Requests from inside a holding group wait
+/// **Cost.** Each category keeps its waiting requests in a line served by sequence number (a
+/// ``SequenceLine``), and each waiting request counts the categories that still keep it waiting
+/// (held by someone else, or reserved by an older request): a request, a grant and a release
+/// cost O(categories of the request) amortised, whatever the number of waiting requests, when
+/// requests arrive in order (one queue's do), and O(categories × log(waiting requests)) when
+/// they do not (several queues asking at once). Requests from inside a holding group wait
 /// outside the lines, in a short list per category.
 struct ExclusivityStateMachine {
     /// A request for categories.
@@ -72,10 +73,15 @@ struct ExclusivityStateMachine {
     /// One operation's request, from the moment it is made until it is withdrawn or, granted,
     /// its categories are given back. The lines and lists refer to it directly, so that the
     /// counts are kept without looking anything up.
-    private final class Record {
+    private final class Record: SequenceOrdered {
         /// The request; its payload is dropped as soon as the request is gone (a dead line entry
-        /// must not keep an operation alive).
+        /// must not keep an operation alive). Like every field of the records and categories, only
+        /// reached through the machine (see `blocked` below).
+        #if OPERATIONS_INTERNAL_CHECKS
         var request: Request
+        #else
+        @exclusivity(unchecked) var request: Request
+        #endif
         /// Whether it comes from inside a group that holds a category: it ignores reservations,
         /// and waits in the categories' `bypassers` instead of their lines.
         let bypasses: Bool
@@ -97,6 +103,16 @@ struct ExclusivityStateMachine {
         @exclusivity(unchecked) var isGone = false
         #endif
 
+        /// Its categories (those of ``request``, in the same order), so that granting and giving
+        /// back look nothing up. Set as it holds or waits, emptied as it goes. Unowned: a
+        /// category's line holds its waiting records, and a category in use (held or waited for)
+        /// is never swept, so each is alive while a record that is not gone refers to it.
+        #if OPERATIONS_INTERNAL_CHECKS
+        var categoryObjects: [CategoryReference] = []
+        #else
+        @exclusivity(unchecked) var categoryObjects: [CategoryReference] = []
+        #endif
+
         init(_ request: Request, bypasses: Bool) {
             self.request = request
             self.bypasses = bypasses
@@ -104,6 +120,13 @@ struct ExclusivityStateMachine {
 
         /// Whether it waits (its entries in the lines are live).
         var isWaiting: Bool { !isGranted && !isGone }
+
+        var sequenceNumber: UInt64 { request.sequence }
+    }
+
+    /// A record's reference to one of its categories (see ``Record/categoryObjects``).
+    private struct CategoryReference {
+        unowned let category: Category
     }
 
     /// One category in use: held, or waited for.
@@ -111,27 +134,29 @@ struct ExclusivityStateMachine {
         #if OPERATIONS_INTERNAL_CHECKS
         /// The holders: the outermost first, each nested under the one before.
         var holders: [ObjectIdentifier] = []
-        /// The waiting requests that do not bypass reservations, sorted by sequence number. The
-        /// entries before `start` are gone; the entry at `start` (the front) is always live; later
-        /// entries may be dead (requests withdrawn), counted in `dead`.
-        var line: [Record] = []
-        var start = 0
+        /// The waiting requests that do not bypass reservations, served by sequence number. Its
+        /// first entry (the front) is always live; others may be dead (requests withdrawn),
+        /// counted in `dead`.
+        var line = SequenceLine<Record>()
         var dead = 0
         /// The waiting requests that bypass reservations (see ``Record/bypasses``).
         var bypassers: [Record] = []
         #else
         @exclusivity(unchecked) var holders: [ObjectIdentifier] = []
-        @exclusivity(unchecked) var line: [Record] = []
-        @exclusivity(unchecked) var start = 0
+        @exclusivity(unchecked) var line = SequenceLine<Record>()
         @exclusivity(unchecked) var dead = 0
         @exclusivity(unchecked) var bypassers: [Record] = []
         #endif
 
         /// Whether it is unused and counted in `unusedCategories` (kept for reuse until swept).
+        #if OPERATIONS_INTERNAL_CHECKS
         var isParked = false
+        #else
+        @exclusivity(unchecked) var isParked = false
+        #endif
 
-        var front: Record? { start < line.count ? line[start] : nil }
-        var isUnused: Bool { holders.isEmpty && start == line.count && bypassers.isEmpty }
+        var front: Record? { line.first }
+        var isUnused: Bool { holders.isEmpty && line.isEmpty && bypassers.isEmpty }
     }
 
     /// The categories in use, and unused ones kept for a while (a category used over and over is
@@ -161,12 +186,7 @@ struct ExclusivityStateMachine {
     mutating func request(_ request: Request, mayWait: Bool = true) -> Bool {
         if let record = records[request.operation] {
             if record.isWaiting && record.request.sequence == request.sequence {
-                if record.blocked == 0 {
-                    grant(record)
-                    return true
-                }
-                if mayWait { record.offered = false }
-                return false
+                return askAgain(record, mayWait: mayWait)
             }
             guard mayWait else { return false }
             #if OPERATIONS_INTERNAL_CHECKS
@@ -187,7 +207,9 @@ struct ExclusivityStateMachine {
             let record = Record(request, bypasses: bypasses)
             record.isGranted = true
             records[request.operation] = record
-            hold(request.operation, category.map { unparked($0) } ?? self.category(named: name))
+            let held = category.map { unparked($0) } ?? self.category(named: name)
+            record.categoryObjects = [CategoryReference(category: held)]
+            hold(request.operation, held)
             return true
         }
         for name in request.categories {
@@ -199,10 +221,28 @@ struct ExclusivityStateMachine {
         let record = Record(request, bypasses: bypasses)
         record.isGranted = true
         records[request.operation] = record
-        for name in request.categories {
-            hold(request.operation, category(named: name))
+        record.categoryObjects = request.categories.map { CategoryReference(category: category(named: $0)) }
+        for reference in record.categoryObjects {
+            hold(request.operation, reference.category)
         }
         return true
+    }
+
+    /// ``request(_:mayWait:)`` for an operation whose request of sequence number `sequence` waits
+    /// (its turn was offered, most often): without building the request again. Returns `nil` if
+    /// it has no such request (the caller makes it with `request(_:mayWait:)`).
+    mutating func requestAgain(_ operation: ObjectIdentifier, sequence: UInt64, mayWait: Bool = true) -> Bool? {
+        guard let record = records[operation], record.isWaiting, record.request.sequence == sequence else { return nil }
+        return askAgain(record, mayWait: mayWait)
+    }
+
+    private mutating func askAgain(_ record: Record, mayWait: Bool) -> Bool {
+        if record.blocked == 0 {
+            grant(record)
+            return true
+        }
+        if mayWait { record.offered = false }
+        return false
     }
 
     /// `operation` finished, or no longer asks: it gives back what it holds, or withdraws its
@@ -294,8 +334,8 @@ struct ExclusivityStateMachine {
     private mutating func grant(_ record: Record) {
         record.isGranted = true
         record.offered = false
-        for name in record.request.categories {
-            let category = categories[name]!
+        for reference in record.categoryObjects {
+            let category = reference.category
             if record.bypasses {
                 category.bypassers.removeAll { $0 === record }
             } else {
@@ -315,13 +355,15 @@ struct ExclusivityStateMachine {
     /// Gives back what `record` holds, or withdraws it if it waits.
     private mutating func remove(_ record: Record) {
         let operation = record.request.operation
-        if records[operation] === record { records.removeValue(forKey: operation) }
+        if let index = records.index(forKey: operation), records.values[index] === record { records.remove(at: index) }
         let wasGranted = record.isGranted
         record.isGone = true
         record.isGranted = false
         record.request.payload = nil
-        for name in record.request.categories {
-            guard let category = categories[name] else { continue }
+        let categoryObjects = record.categoryObjects
+        record.categoryObjects = []
+        for reference in categoryObjects {
+            let category = reference.category
             if wasGranted {
                 changeHolders(of: category) { category in
                     if let index = category.holders.lastIndex(of: operation) {
@@ -367,22 +409,19 @@ struct ExclusivityStateMachine {
         let record = Record(request, bypasses: bypasses)
         records[request.operation] = record
         var blocked = 0
+        record.categoryObjects.reserveCapacity(request.categories.count)
         for name in request.categories {
             let category = category(named: name)
+            record.categoryObjects.append(CategoryReference(category: category))
             if bypasses {
                 category.bypassers.append(record)
                 if isHeld(category, against: request) { blocked += 1 }
                 continue
             }
             let oldFront = category.front
-            // From the back: requests mostly arrive in order (or nearly), so this is O(1) amortised.
-            var index = category.line.count
-            while index > category.start, category.line[index - 1].request.sequence > request.sequence {
-                index -= 1
-                work &+= 1
-            }
-            category.line.insert(record, at: index)
-            guard index == category.start else {
+            // O(1) for a request that arrives in order, O(log n) for one that does not.
+            work &+= UInt64(category.line.append(record))
+            guard category.front === record else {
                 blocked += 1
                 continue
             }
@@ -426,13 +465,8 @@ struct ExclusivityStateMachine {
     private mutating func advanceFront(of category: Category) {
         guard let front = category.front, !front.isWaiting else { return }
         while let front = category.front, !front.isWaiting {
-            category.start += 1
+            work &+= UInt64(category.line.removeFirst())
             category.dead -= 1
-            work &+= 1
-        }
-        if category.start > 32, category.start * 2 > category.line.count {
-            category.line.removeFirst(category.start)
-            category.start = 0
         }
         if let front = category.front {
             adjust(front, wasBlocked: true, isBlocked: isHeld(category, against: front.request))
@@ -441,11 +475,8 @@ struct ExclusivityStateMachine {
 
     /// Removes the dead entries of `category`'s line once they make up most of it.
     private mutating func compactIfNeeded(_ category: Category) {
-        let entries = category.line.count - category.start
-        guard category.dead > 16, category.dead * 2 > entries else { return }
-        work &+= UInt64(entries)
-        category.line = category.line[category.start...].filter(\.isWaiting)
-        category.start = 0
+        guard category.dead > 16, category.dead * 2 > category.line.count else { return }
+        work &+= UInt64(category.line.removeAll { !$0.isWaiting })
         category.dead = 0
     }
 
@@ -478,6 +509,11 @@ struct ExclusivityStateMachine {
     /// How many categories the machine keeps, in use or parked for reuse (for tests).
     var keptCategoryCount: Int { categories.count }
 
+    /// How many entries the line of `category` has room for (for tests: it shrinks as it empties).
+    func lineCapacity(of category: String) -> Int {
+        categories[category]?.line.capacity ?? 0
+    }
+
     /// Every held category and its holders (for tests and diagnostics).
     var holders: [String: [ObjectIdentifier]] {
         categories.compactMapValues { $0.holders.isEmpty ? nil : $0.holders }
@@ -497,7 +533,8 @@ struct ExclusivityStateMachine {
     /// The waiting requests in `category`'s line older than `sequence`, oldest first.
     func olderWaiters(in category: String, than sequence: UInt64) -> [ObjectIdentifier] {
         guard let category = categories[category] else { return [] }
-        return category.line[category.start...].filter { $0.isWaiting && $0.request.sequence < sequence }.map(\.request.operation)
+        return category.line.elements.filter { $0.isWaiting && $0.request.sequence < sequence }
+            .sorted { $0.request.sequence < $1.request.sequence }.map(\.request.operation)
     }
 
     #if OPERATIONS_INTERNAL_CHECKS
@@ -508,11 +545,10 @@ struct ExclusivityStateMachine {
             if let front = category.front {
                 precondition(front.isWaiting, "Internal inconsistency: dead front in \(name)")
             }
-            let live = category.line[category.start...].filter(\.isWaiting)
-            precondition(category.line.count - category.start - live.count == category.dead,
+            let live = category.line.elements.filter(\.isWaiting)
+            precondition(category.line.count - live.count == category.dead,
                          "Internal inconsistency: \(category.dead) dead entries counted in \(name)")
-            precondition(zip(live, live.dropFirst()).allSatisfy { $0.request.sequence < $1.request.sequence },
-                         "Internal inconsistency: line of \(name) out of order")
+            precondition(category.line.isOrdered, "Internal inconsistency: line of \(name) out of order")
         }
         precondition(categories.values.filter(\.isParked).count == unusedCategories,
                      "Internal inconsistency: \(unusedCategories) unused categories counted")

@@ -5,16 +5,15 @@ extension OpStateMachine {
     /// stays small (a million pending operations are a benchmark).
     final class Extras: @unchecked Sendable {
         // @unchecked Sendable: like the machine that holds it, only touched with the operation's
-        // lock held. The fields read on hot paths (building a large fan-in, every transition of
-        // an operation with extras, passing conditions) are unchecked for exclusivity, like the
-        // machine, and checked in the checked build (see `Op`).
+        // lock held. Every field is unchecked for exclusivity, like the machine (the lock is what
+        // makes accesses exclusive), and checked in the checked build (see `Op`).
+        #if OPERATIONS_INTERNAL_CHECKS
         var completionBlock: (@Sendable () -> Void)?
         var error: (any Error)?
         var waiters: [@Sendable () -> Void] = []
         var name: String?
         var qualityOfService: DispatchQoS.QoSClass = .default
         var threadPriority = 0.5
-        #if OPERATIONS_INTERNAL_CHECKS
         /// The observers of both kinds (property observations and ``OpObserver``s) and their outbox.
         var registry: ObserverRegistry?
         /// The dependencies of a finished operation of which some are held weakly, replacing
@@ -22,15 +21,6 @@ extension OpStateMachine {
         var settledDependencies: [SettledDependency]?
         /// The conditions, in the order they were added.
         var conditions: [OpCondition] = []
-        #else
-        /// The observers of both kinds (property observations and ``OpObserver``s) and their outbox.
-        @exclusivity(unchecked) var registry: ObserverRegistry?
-        /// The dependencies of a finished operation of which some are held weakly, replacing
-        /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
-        @exclusivity(unchecked) var settledDependencies: [SettledDependency]?
-        /// The conditions, in the order they were added.
-        @exclusivity(unchecked) var conditions: [OpCondition] = []
-        #endif
         /// Whether a condition is `async` (the conditions are then evaluated in a task).
         var hasAsynchronousConditions = false
         /// Whether a condition checks something: one that only asks for exclusivity categories
@@ -55,5 +45,26 @@ extension OpStateMachine {
         var progress: OpProgress?
         /// A ``BlockOp``'s blocks, once it has more than one.
         var blockList: BlockOp.BlockList?
+        #else
+        @exclusivity(unchecked) var completionBlock: (@Sendable () -> Void)?
+        @exclusivity(unchecked) var error: (any Error)?
+        @exclusivity(unchecked) var waiters: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) var name: String?
+        @exclusivity(unchecked) var qualityOfService: DispatchQoS.QoSClass = .default
+        @exclusivity(unchecked) var threadPriority = 0.5
+        @exclusivity(unchecked) var registry: ObserverRegistry?
+        @exclusivity(unchecked) var settledDependencies: [SettledDependency]?
+        @exclusivity(unchecked) var conditions: [OpCondition] = []
+        @exclusivity(unchecked) var hasAsynchronousConditions = false
+        @exclusivity(unchecked) var hasConditionsToEvaluate = false
+        @exclusivity(unchecked) var pendingCancellationError: (any Error)?
+        @exclusivity(unchecked) var conditionDependencies: [Op] = []
+        @exclusivity(unchecked) var exclusivityCategories: [String] = []
+        @exclusivity(unchecked) var exclusivitySequence: UInt64 = 0
+        @exclusivity(unchecked) var gateState: OpStateMachine.GateState?
+        @exclusivity(unchecked) var timing = TimeoutState()
+        @exclusivity(unchecked) var progress: OpProgress?
+        @exclusivity(unchecked) var blockList: BlockOp.BlockList?
+        #endif
     }
 }

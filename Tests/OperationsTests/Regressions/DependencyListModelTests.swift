@@ -21,49 +21,43 @@ import Testing
                 var random = SplitMix64(seed: seed &* 104_729 &+ UInt64(targetLength))
                 var list = DependencyList()
                 var model: [Op] = []
-                var calls: [String] = []
-                var failed = false
-                func verify(_ condition: Bool, _ what: @autoclosure () -> String) {
-                    guard !condition, !failed else { return }
-                    failed = true
-                    Issue.record("seed \(seed), length \(targetLength): \(what()) after \(calls.suffix(40).joined(separator: ", "))")
-                }
-                for step in 0..<(4 * phase) where !failed {
+                var trail = ModelTrail("seed \(seed), length \(targetLength)")
+                for step in 0..<(4 * phase) where !trail.failed {
                     let roll = Double.random(in: 0..<1, using: &random)
                     let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
                     if roll < (growing ? 0.6 : 0.15) {
                         let listed = Set(model.map(ObjectIdentifier.init))
                         guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains(ObjectIdentifier($0)) }) else { continue }
-                        calls.append("append \(operation.serial)")
+                        trail.note("append \(operation.serial)")
                         list.append(operation)
                         model.append(operation)
                     } else if roll < 0.9 {
                         let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
-                        calls.append("remove \(operation.serial)")
+                        trail.note("remove \(operation.serial)")
                         let removed = list.remove(operation)
                         let index = model.firstIndex { $0 === operation }
                         if let index { model.remove(at: index) }
-                        verify((removed != nil) == (index != nil) && (removed.map { $0 === operation } ?? true),
+                        trail.verify((removed != nil) == (index != nil) && (removed.map { $0 === operation } ?? true),
                                "remove(\(operation.serial)) returned \(String(describing: removed?.serial))")
                     } else {
                         guard !model.isEmpty else { continue }
                         let operation = random.pick(model)
-                        calls.append("re-add \(operation.serial)")
-                        verify(list.remove(operation) === operation, "remove(\(operation.serial)) of a listed one failed")
+                        trail.note("re-add \(operation.serial)")
+                        trail.verify(list.remove(operation) === operation, "remove(\(operation.serial)) of a listed one failed")
                         model.removeAll { $0 === operation }
                         list.append(operation)
                         model.append(operation)
                     }
-                    verify(list.count == model.count, "count \(list.count), not \(model.count)")
-                    verify(list.array.map(\.serial) == model.map(\.serial), "array \(list.array.map(\.serial)), not \(model.map(\.serial))")
-                    verify(Array(list).map(\.serial) == model.map(\.serial), "iteration differs from the array")
+                    trail.verify(list.count == model.count, "count \(list.count), not \(model.count)")
+                    trail.verify(list.array.map(\.serial) == model.map(\.serial), "array \(list.array.map(\.serial)), not \(model.map(\.serial))")
+                    trail.verify(Array(list).map(\.serial) == model.map(\.serial), "iteration differs from the array")
                     let probe = random.pick(pool)
-                    verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                    trail.verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
                 }
                 let taken = list.takeAll()
-                verify(taken.array.map(\.serial) == model.map(\.serial), "takeAll gave \(taken.array.map(\.serial))")
-                verify(list.isEmpty, "the list is not empty after takeAll")
-                if failed { return }
+                trail.verify(taken.array.map(\.serial) == model.map(\.serial), "takeAll gave \(taken.array.map(\.serial))")
+                trail.verify(list.isEmpty, "the list is not empty after takeAll")
+                if trail.failed { return }
             }
         }
     }

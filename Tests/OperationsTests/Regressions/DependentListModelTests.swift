@@ -25,14 +25,8 @@ import Testing
                 var random = SplitMix64(seed: seed &* 7919 &+ UInt64(targetLength))
                 var list = DependentList()
                 var model: [Op] = []
-                var calls: [String] = []
-                var failed = false
-                func verify(_ condition: Bool, _ what: @autoclosure () -> String) {
-                    guard !condition, !failed else { return }
-                    failed = true
-                    Issue.record("seed \(seed), length \(targetLength): \(what()) after \(calls.suffix(40).joined(separator: ", "))")
-                }
-                for step in 0..<(4 * phase) where !failed {
+                var trail = ModelTrail("seed \(seed), length \(targetLength)")
+                for step in 0..<(4 * phase) where !trail.failed {
                     let roll = Double.random(in: 0..<1, using: &random)
                     // Grows towards the target length, then shrinks (so that the list compacts back
                     // into its short form), and again.
@@ -41,45 +35,45 @@ import Testing
                         // Append one that is not listed: often one that was listed and removed before.
                         let listed = Set(model.map(\.serial))
                         guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains($0.serial) }) else { continue }
-                        calls.append("append \(operation.serial)")
+                        trail.note("append \(operation.serial)")
                         list.append(DependentLink(operation))
                         model.append(operation)
                     } else if roll < 0.9 {
                         // Remove one that is listed, or now and then one that is not.
                         let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
-                        calls.append("remove \(operation.serial)")
+                        trail.note("remove \(operation.serial)")
                         let removed = list.remove(serial: operation.serial)
                         let index = model.firstIndex { $0 === operation }
                         if let index { model.remove(at: index) }
-                        verify(removed == (index != nil), "remove(serial: \(operation.serial)) returned \(removed)")
+                        trail.verify(removed == (index != nil), "remove(serial: \(operation.serial)) returned \(removed)")
                     } else if roll < 0.905 {
-                        calls.append("removeAll")
+                        trail.note("removeAll")
                         var yielded: [(Op?, UInt64)] = []
                         list.removeAll { yielded.append(($0, $1)) }
-                        verify(yielded.map(\.1) == model.map(\.serial), "removeAll yielded \(yielded.map(\.1)), not \(model.map(\.serial))")
-                        verify(zip(yielded, model).allSatisfy { $0.0 === $1 }, "removeAll yielded other operations")
+                        trail.verify(yielded.map(\.1) == model.map(\.serial), "removeAll yielded \(yielded.map(\.1)), not \(model.map(\.serial))")
+                        trail.verify(zip(yielded, model).allSatisfy { $0.0 === $1 }, "removeAll yielded other operations")
                         model.removeAll()
                     } else {
                         // Remove and add back at once: the case of defect 1.
                         guard !model.isEmpty else { continue }
                         let operation = random.pick(model)
-                        calls.append("re-add \(operation.serial)")
+                        trail.note("re-add \(operation.serial)")
                         let removed = list.remove(serial: operation.serial)
-                        verify(removed, "remove(serial: \(operation.serial)) of a listed one returned false")
+                        trail.verify(removed, "remove(serial: \(operation.serial)) of a listed one returned false")
                         model.removeAll { $0 === operation }
                         list.append(DependentLink(operation))
                         model.append(operation)
                     }
-                    verify(list.count == model.count, "count \(list.count), not \(model.count)")
-                    verify(list.isEmpty == model.isEmpty, "isEmpty \(list.isEmpty)")
-                    verify(list.serials == model.map(\.serial), "serials \(list.serials), not \(model.map(\.serial))")
+                    trail.verify(list.count == model.count, "count \(list.count), not \(model.count)")
+                    trail.verify(list.isEmpty == model.isEmpty, "isEmpty \(list.isEmpty)")
+                    trail.verify(list.serials == model.map(\.serial), "serials \(list.serials), not \(model.map(\.serial))")
                     let probe = random.pick(pool)
-                    verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                    trail.verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
                 }
                 var yielded: [UInt64] = []
                 list.removeAll { yielded.append($1) }
-                verify(yielded == model.map(\.serial), "the final removeAll yielded \(yielded), not \(model.map(\.serial))")
-                if failed { return }
+                trail.verify(yielded == model.map(\.serial), "the final removeAll yielded \(yielded), not \(model.map(\.serial))")
+                if trail.failed { return }
             }
         }
     }

@@ -16,6 +16,19 @@ import Testing
         return ExclusivityStateMachine.Request(operation: ObjectIdentifier(token), categories: categories, ancestors: [])
     }
 
+    /// Releases `first`, then each operation whose turn comes as soon as it comes, until `count`
+    /// turns came or none does. Returns the turns in order (the last one still holds).
+    private static func turns(releasing first: Token, upTo count: Int,
+                              in machine: inout ExclusivityStateMachine) -> [ObjectIdentifier] {
+        var order = machine.release(ObjectIdentifier(first))
+        while let next = order.last, order.count < count {
+            let granted = machine.release(next)
+            if granted.isEmpty { break }
+            order += granted
+        }
+        return order
+    }
+
     @Test func manyWaitersOfOneCategoryCostConstantWorkPerRequestAndRelease() {
         let count = 5_000
         let tokens = (0..<count).map { _ in Token() }
@@ -49,15 +62,53 @@ import Testing
         for index in stride(from: 1, to: count, by: 2) {
             check(machine.release(ObjectIdentifier(tokens[index])).isEmpty)
         }
-        var order: [ObjectIdentifier] = []
-        order += machine.release(ObjectIdentifier(holder))
-        while let next = order.last, order.count < count / 2 {
-            let granted = machine.release(next)
-            if granted.isEmpty { break }
-            order += granted
-        }
+        let order = Self.turns(releasing: holder, upTo: count / 2, in: &machine)
         #expect(order == stride(from: 0, to: count, by: 2).map { ObjectIdentifier(tokens[$0]) })
         #expect(machine.work <= UInt64(8 * count), "visited \(machine.work) entries for \(count) requests")
+    }
+
+    /// Four queues, each with its own range of sequence numbers (handed out as their operations
+    /// passed their conditions), ask at once, turn by turn: every request but the first queue's
+    /// arrives older than many that wait already. Walking back past them was quadratic (200,000
+    /// operations over four queues took minutes); the line keeps such requests in a heap.
+    @Test func requestsOfSeveralQueuesAskingAtOnceStayNearLinear() {
+        let queues = 4
+        let perQueue = 2_500
+        let count = queues * perQueue
+        let tokens = (0..<count).map { _ in Token() }
+        let holder = Token()
+        var machine = ExclusivityStateMachine()
+        check(machine.request(Self.request(holder, ["one"])))
+        // Queue q's operations have sequence numbers q * perQueue + i: the ranges follow each other.
+        let sequences = (0..<count).map { _ in ExclusivityStateMachine.nextSequence() }
+        for index in 0..<perQueue {
+            for queue in 0..<queues {
+                let operation = queue * perQueue + index
+                check(!machine.request(Self.request(tokens[operation], ["one"], sequence: sequences[operation])))
+            }
+        }
+        let order = Self.turns(releasing: holder, upTo: count, in: &machine)
+        #expect(order == tokens.map(ObjectIdentifier.init), "served in the order of sequence numbers")
+        check(machine.release(ObjectIdentifier(tokens[count - 1])).isEmpty)
+        #expect(machine.holders.isEmpty && machine.waiting.isEmpty)
+        // log2(10,000) ≈ 14 levels, for each insertion into the heap and each removal from it.
+        #expect(machine.work <= UInt64(40 * count), "visited \(machine.work) entries for \(count) requests")
+    }
+
+    @Test func aLongLineGivesBackItsStorageAsItEmpties() {
+        let count = 20_000
+        let tokens = (0..<count).map { _ in Token() }
+        let holder = Token()
+        var machine = ExclusivityStateMachine()
+        check(machine.request(Self.request(holder, ["one"])))
+        // Out of order, so that the heap takes most of them, then in order.
+        let sequences = (0..<count).map { _ in ExclusivityStateMachine.nextSequence() }
+        for index in (0..<count).reversed() {
+            check(!machine.request(Self.request(tokens[index], ["one"], sequence: sequences[index])))
+        }
+        let order = Self.turns(releasing: holder, upTo: count, in: &machine)
+        #expect(order.count == count)
+        #expect(machine.lineCapacity(of: "one") <= 64, "the line keeps room for \(machine.lineCapacity(of: "one")) entries")
     }
 
     @Test func categoriesUsedOnceDoNotPileUp() {
