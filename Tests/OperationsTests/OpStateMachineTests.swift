@@ -48,10 +48,11 @@ import Testing
         check(ready.isScheduled)
 
         var waiting = OpStateMachine()
-        _ = waiting.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
+        let dependency = BlockOp {}
+        _ = waiting.addDependency(dependency, dependencyIsUnfinished: true, isNewer: false)
         check(waiting.enqueue(in: queue) == .wait)
         check(!waiting.isScheduled)
-        check(waiting.dependencyFinished() == .schedule(queue, .init(priority: .normal, ticket: 0)))
+        check(waiting.dependencyFinished(dependency) == .schedule(queue, .init(priority: .normal, ticket: 0)))
     }
 
     @Test func enqueueReportsEveryMisuse() {
@@ -83,11 +84,12 @@ import Testing
         let queue = OpQueue()
         var machine = OpStateMachine()
         _ = machine.enqueue(in: queue)
-        _ = machine.addDependency(BlockOp {}, dependencyIsUnfinished: true, isNewer: false)
+        let dependency = BlockOp {}
+        _ = machine.addDependency(dependency, dependencyIsUnfinished: true, isNewer: false)
         // The dependency withdrew the ready-list entry: its ticket is stale.
         check(!machine.isScheduled)
         check(machine.startFromQueue(ticket: 0) == .skip)
-        check(machine.dependencyFinished() == .schedule(queue, .init(priority: .normal, ticket: 1)))
+        check(machine.dependencyFinished(dependency) == .schedule(queue, .init(priority: .normal, ticket: 1)))
     }
 
     @Test func cancellationMakesAWaitingOperationReadyAndSchedulesIt() {

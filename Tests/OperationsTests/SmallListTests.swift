@@ -23,4 +23,20 @@ import Testing
         #expect(list.removeFirst { $0 == 9 } == nil)
         #expect(list.array == [3, 2])
     }
+
+    @Test func positionsCountFromTheInlineElementAndRemovalByPositionKeepsTheOrder() {
+        var list = SmallList<Int>()
+        #expect(list.firstIndex { _ in true } == nil)
+        for value in [5, 6, 7, 6] { list.append(value) }
+        #expect(list.firstIndex { $0 == 5 } == 0)
+        #expect(list.firstIndex { $0 == 6 } == 1)
+        #expect(list.firstIndex { $0 == 9 } == nil)
+        #expect(list.remove(at: 2) == 7)
+        #expect(list.array == [5, 6, 6])
+        #expect(list.remove(at: 0) == 5)   // the inline element: the next moves up
+        #expect(list.array == [6, 6])
+        #expect(list.remove(at: 1) == 6)
+        #expect(list.remove(at: 0) == 6)
+        #expect(list.isEmpty)
+    }
 }

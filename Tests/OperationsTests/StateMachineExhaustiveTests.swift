@@ -155,8 +155,8 @@ import Testing
             case .alreadyPresent: return "alreadyPresent"
             }
         case .dependencyFinished:
-            guard machine.unfinishedDependencyCount > 0 else { return "n/a" }
-            return machine.dependencyFinished() == .none ? "none" : "schedule"
+            guard machine.unfinishedDependencyCount > 0, let dependency = machine.firstCountedDependency else { return "n/a" }
+            return machine.dependencyFinished(dependency) == .none ? "none" : "schedule"
         case .removeBlockingDependency:
             guard machine.unfinishedDependencyCount > 0 else { return "n/a" }
             let (removed, action) = machine.removeDependency(blocker, wasCounted: true)

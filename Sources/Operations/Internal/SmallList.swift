@@ -31,6 +31,24 @@ struct SmallList<Element>: Sequence {
         return tail.remove(at: index)
     }
 
+    /// The position of the first element that matches (0 is the first element).
+    func firstIndex(where matches: (Element) -> Bool) -> Int? {
+        guard let head else { return nil }
+        if matches(head) { return 0 }
+        return tail.firstIndex(where: matches).map { $0 + 1 }
+    }
+
+    /// Removes and returns the element at `index`, keeping the order of the others.
+    @discardableResult
+    mutating func remove(at index: Int) -> Element {
+        guard index > 0 else {
+            let first = head!
+            head = tail.isEmpty ? nil : tail.removeFirst()
+            return first
+        }
+        return tail.remove(at: index - 1)
+    }
+
     /// The elements, in order.
     var array: [Element] {
         guard let head else { return [] }

@@ -6,8 +6,16 @@
 /// however many there are (removing N dependencies one by one was quadratic). A removed
 /// dependency leaves an empty slot, released at once; the slots are compacted once most are
 /// empty, and a list that shrinks below the threshold becomes short again.
+///
+/// Each dependency is *counted* or not: counted while the operation waits for its finish (the
+/// dependency lists the operation as a dependent, and will tell it when it finishes), not once
+/// it told, nor if it had finished when it was added. Knowing it per dependency is what lets
+/// `removeDependency(_:)` race with the dependency's finish (see
+/// ``OpStateMachine/removeDependency(_:wasCounted:)``).
 struct DependencyList: Sequence {
     private var short = SmallList<Op>()
+    /// Which of the short list's dependencies are counted: bit i for the i-th.
+    private var shortCounted: UInt32 = 0
     private var long: Long?
 
     /// The representation of a long list.
@@ -16,11 +24,14 @@ struct DependencyList: Sequence {
         var slots: [Op?]
         /// The slot of each dependency, by identity.
         var positions: [ObjectIdentifier: Int]
+        /// Whether the dependency in each slot is counted.
+        var counted: [Bool]
 
-        init(_ operations: some Sequence<Op>) {
+        init(_ operations: some Sequence<(Op, counted: Bool)>) {
             let listed = Array(operations)
-            slots = listed
-            positions = Dictionary(uniqueKeysWithValues: listed.enumerated().map { (ObjectIdentifier($0.element), $0.offset) })
+            slots = listed.map(\.0)
+            counted = listed.map(\.counted)
+            positions = Dictionary(uniqueKeysWithValues: listed.enumerated().map { (ObjectIdentifier($0.element.0), $0.offset) })
         }
     }
 
@@ -39,32 +50,75 @@ struct DependencyList: Sequence {
         return short.contains { $0 === operation }
     }
 
-    /// Adds `operation` at the end; the caller checked that it is not listed yet.
-    mutating func append(_ operation: Op) {
+    /// Adds `operation` at the end, counted or not; the caller checked that it is not listed yet.
+    mutating func append(_ operation: Op, counted: Bool) {
         if long != nil {
             long!.positions[ObjectIdentifier(operation)] = long!.slots.count
             long!.slots.append(operation)
+            long!.counted.append(counted)
             return
         }
+        if counted { shortCounted |= 1 << UInt32(short.count) }
         short.append(operation)
         if short.count >= Self.indexThreshold {
-            long = Long(short)
+            long = Long(shortEntries)
             short = SmallList()
+            shortCounted = 0
         }
     }
 
-    /// Removes `operation`; returns it (for the caller to release after unlocking), or `nil` if
-    /// it was not listed.
-    mutating func remove(_ operation: Op) -> Op? {
+    /// Removes `operation`; returns it (for the caller to release after unlocking) and whether it
+    /// was counted, or `nil` if it was not listed.
+    mutating func remove(_ operation: Op) -> (operation: Op, wasCounted: Bool)? {
         guard long != nil else {
-            return short.removeFirst { $0 === operation }
+            guard let index = short.firstIndex(where: { $0 === operation }) else { return nil }
+            let bit: UInt32 = 1 << UInt32(index)
+            let wasCounted = shortCounted & bit != 0
+            // The bits above the removed one move down by one.
+            shortCounted = (shortCounted & (bit - 1)) | ((shortCounted >> 1) & ~(bit - 1))
+            return (short.remove(at: index), wasCounted)
         }
         guard let position = long!.positions.removeValue(forKey: ObjectIdentifier(operation)) else { return nil }
-        let removed = long!.slots[position].take()
+        let removed = long!.slots[position].take()!
+        let wasCounted = long!.counted[position]
+        long!.counted[position] = false
         if long!.slots.count > 2 * long!.positions.count + Self.indexThreshold {
             compact()
         }
-        return removed
+        return (removed, wasCounted)
+    }
+
+    /// `operation` told that it finished: it is counted no more. Returns whether it was listed
+    /// and counted.
+    mutating func uncount(_ operation: Op) -> Bool {
+        guard long != nil else {
+            guard let index = short.firstIndex(where: { $0 === operation }) else { return false }
+            let bit: UInt32 = 1 << UInt32(index)
+            defer { shortCounted &= ~bit }
+            return shortCounted & bit != 0
+        }
+        guard let position = long!.positions[ObjectIdentifier(operation)] else { return false }
+        defer { long!.counted[position] = false }
+        return long!.counted[position]
+    }
+
+    /// How many dependencies are counted. O(n): for checks and tests.
+    var countedCount: Int {
+        guard let long else { return shortCounted.nonzeroBitCount }
+        return zip(long.slots, long.counted).filter { $0.0 != nil && $0.1 }.count
+    }
+
+    /// The first counted dependency, if any (for tests). O(n).
+    var firstCounted: Op? {
+        guard let long else {
+            return shortCounted == 0 ? nil : short.array[shortCounted.trailingZeroBitCount]
+        }
+        return zip(long.slots, long.counted).first { $0.0 != nil && $0.1 }?.0
+    }
+
+    /// The short list's dependencies with their counted bits.
+    private var shortEntries: [(Op, counted: Bool)] {
+        short.array.enumerated().map { ($0.element, counted: shortCounted & (1 << UInt32($0.offset)) != 0) }
     }
 
     /// The dependencies, in order.
@@ -99,7 +153,7 @@ struct DependencyList: Sequence {
     /// Empties the list, returning the dependencies as a ``SmallList`` (to be released
     /// iteratively, see ``ReleaseTrampoline``).
     mutating func takeAll() -> SmallList<Op> {
-        defer { self = DependencyList() }
+        defer { self = DependencyList() }   // nothing is counted any more
         guard let long else { return short }
         var taken = SmallList<Op>()
         for case let operation? in long.slots { taken.append(operation) }
@@ -108,11 +162,12 @@ struct DependencyList: Sequence {
 
     /// Drops the empty slots, and becomes short again below the threshold.
     private mutating func compact() {
-        let kept = long!.slots.compactMap { $0 }
+        let kept = zip(long!.slots, long!.counted).compactMap { slot, counted in slot.map { ($0, counted: counted) } }
         if kept.count < Self.indexThreshold {
             long = nil
             short = SmallList()
-            for operation in kept { short.append(operation) }
+            shortCounted = 0
+            for (operation, counted) in kept { append(operation, counted: counted) }
         } else {
             long = Long(kept)
         }
@@ -122,7 +177,13 @@ struct DependencyList: Sequence {
     /// Traps unless each listed dependency has exactly one slot, and the representation matches
     /// the count.
     func checkInvariants() {
-        guard let long else { return }
+        guard let long else {
+            precondition(shortCounted >> UInt32(short.count) == 0,
+                         "Internal inconsistency: counted bits beyond the \(short.count) dependencies of a short list")
+            return
+        }
+        precondition(long.counted.count == long.slots.count,
+                     "Internal inconsistency: \(long.counted.count) counted flags for \(long.slots.count) slots")
         precondition(long.positions.count == long.slots.lazy.filter { $0 != nil }.count,
                      "Internal inconsistency: a long dependency list with \(long.positions.count) positions for its filled slots")
         for (identifier, position) in long.positions {

@@ -198,7 +198,7 @@ extension Op {
         var gated: [Op] = []
         var observed: [(Op, ObserverRegistry)] = []
         for dependent in finish.dependents {
-            let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+            let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished(self) }
             switch readiness {
             case .none: break
             case .schedule(let queue, let schedule): ready.append((dependent, queue, schedule))
@@ -219,7 +219,7 @@ extension Op {
 
     /// Tells `dependent`, the only dependent, that this operation finished.
     private final func notify(_ dependent: Op, pollingQueue: OpQueue?) {
-        let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished() }
+        let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished(self) }
         ThreadContext.withNotifying(self, pollingQueue: registry == nil ? pollingQueue : nil) {
             dependent.performReadiness(readiness)
             dependent.deliver(registry)

@@ -95,8 +95,8 @@ extension OpStateMachine {
             extras!.settledDependencies = settled + [isWeak ? .weak(WeakOp(dependency)) : .strong(dependency)]
             return .added(counted: false)
         }
-        links.dependencies.append(dependency)
         let counts = dependencyIsUnfinished && countsNewDependencies
+        links.dependencies.append(dependency, counted: counts)
         if counts {
             links.unfinishedDependencyCount += 1
             // Not ready any more: the gate closes again (see `OpStateMachine+Gates.swift`).
@@ -124,7 +124,13 @@ extension OpStateMachine {
         links?.dependents.remove(serial: dependentSerial) ?? false
     }
 
-    /// Removes `dependency`; `wasCounted` says whether it was still holding the operation back.
+    /// Removes `dependency`; `wasCounted` says whether the dependency still listed this operation
+    /// as a dependent (it had not begun to finish).
+    ///
+    /// A dependency that has begun to finish took its list of dependents, and tells them one by
+    /// one, outside its lock: this operation may still count it, though its finish is on the way.
+    /// It counts it no more from now on (it is ready at once if nothing else holds it back), and
+    /// the finish, when it arrives, is ignored.
     mutating func removeDependency(_ dependency: Op, wasCounted: Bool) -> (removed: Bool, action: ReadinessAction) {
         dependencyVersion = NarrowedCounters.nextDependencyVersion(after: dependencyVersion)
         if let settled = extras?.settledDependencies {
@@ -133,23 +139,43 @@ extension OpStateMachine {
             return (true, .none)
         }
         // The caller holds `dependency`: removing it here does not release it.
-        guard dependencyList.remove(dependency) != nil else {
+        guard let (_, edgeWasCounted) = dependencyList.remove(dependency) else {
             return (false, .none)
         }
-        if wasCounted {
-            unfinishedDependencyCount -= 1
-            return (true, scheduleIfReady())
+        guard edgeWasCounted else { return (true, .none) }
+        if !wasCounted {
+            // Its finish is on the way (see above).
+            ensureExtras().ignoredFinishes.append(dependency.serial)
         }
-        return (true, .none)
+        unfinishedDependencyCount -= 1
+        return (true, scheduleIfReady())
     }
 
-    /// One of the operations this one counted has finished.
-    mutating func dependencyFinished() -> ReadinessAction {
+    /// `dependency`, which this operation counted, has finished. Its finish is ignored if the
+    /// operation removed it meanwhile (see ``removeDependency(_:wasCounted:)``).
+    mutating func dependencyFinished(_ dependency: Op) -> ReadinessAction {
+        if let extras, !extras.ignoredFinishes.isEmpty,
+           let index = extras.ignoredFinishes.firstIndex(of: dependency.serial) {
+            extras.ignoredFinishes.remove(at: index)
+            return .none
+        }
         guard let links, links.unfinishedDependencyCount > 0 else {
             preconditionFailure("Internal inconsistency: dependency count underflow in \(lifecycle)")
         }
+        // Listed unless the list was settled (the operation finished, cancelled, first).
+        let wasCounted = links.dependencies.uncount(dependency)
+        #if OPERATIONS_INTERNAL_CHECKS
+        precondition(wasCounted || extras?.settledDependencies != nil,
+                     "Internal inconsistency: a finish from a dependency that is not counted")
+        #endif
+        _ = wasCounted
         links.unfinishedDependencyCount -= 1
         return scheduleIfReady()
+    }
+
+    /// The first dependency still counted, if any (for tests).
+    var firstCountedDependency: Op? {
+        links?.dependencies.firstCounted
     }
 
 

@@ -137,7 +137,7 @@ extension OpStateMachine {
     /// queue its slot back, run the completion block, then leave the queue and complete.
     struct FinishAction: Equatable {
         /// The first operation waiting for this one (kept apart so that the common case of one
-        /// dependent needs no array); each dependent gets `dependencyFinished()`.
+        /// dependent needs no array); each dependent gets `dependencyFinished(_:)`.
         var firstDependent: Op?
         /// The serial number of `firstDependent` (read without touching it: see
         /// ``Op/performFinish(_:releasesSlot:inDrainer:)``).

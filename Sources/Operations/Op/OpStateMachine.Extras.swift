@@ -45,6 +45,9 @@ extension OpStateMachine {
         var progress: OpProgress?
         /// A ``BlockOp``'s blocks, once it has more than one.
         var blockList: BlockOp.BlockList?
+        /// The serial numbers of dependencies removed while their finish was on the way: that
+        /// finish is ignored when it arrives (see ``OpStateMachine/removeDependency(_:wasCounted:)``).
+        var ignoredFinishes: [UInt64] = []
         #else
         @exclusivity(unchecked) var completionBlock: (@Sendable () -> Void)?
         @exclusivity(unchecked) var error: (any Error)?
@@ -65,6 +68,7 @@ extension OpStateMachine {
         @exclusivity(unchecked) var timing = TimeoutState()
         @exclusivity(unchecked) var progress: OpProgress?
         @exclusivity(unchecked) var blockList: BlockOp.BlockList?
+        @exclusivity(unchecked) var ignoredFinishes: [UInt64] = []
         #endif
     }
 }

@@ -1,10 +1,11 @@
 import Testing
 @testable import Operations
 
-/// ``DependencyList`` against a plain array: random sequences of appends, removals and
-/// re-additions, at lengths on both sides of ``DependencyList/indexThreshold`` (where the list
-/// changes representation) and through its compaction, must list the same dependencies in the
-/// same order. A failure names its seed and the calls made so far.
+/// ``DependencyList`` against a plain array: random sequences of appends (counted or not),
+/// removals, re-additions and finishes (`uncount`), at lengths on both sides of
+/// ``DependencyList/indexThreshold`` (where the list changes representation) and through its
+/// compaction, must list the same dependencies in the same order, each counted as the model
+/// says. A failure names its seed and the calls made so far.
 ///
 /// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
 /// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
@@ -20,42 +21,56 @@ import Testing
             for seed in UInt64(0)..<12 {
                 var random = SplitMix64(seed: seed &* 104_729 &+ UInt64(targetLength))
                 var list = DependencyList()
-                var model: [Op] = []
+                var model: [(operation: Op, counted: Bool)] = []
                 var trail = ModelTrail("seed \(seed), length \(targetLength)")
                 for step in 0..<(4 * phase) where !trail.failed {
                     let roll = Double.random(in: 0..<1, using: &random)
                     let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
                     if roll < (growing ? 0.6 : 0.15) {
-                        let listed = Set(model.map(ObjectIdentifier.init))
+                        let listed = Set(model.map { ObjectIdentifier($0.operation) })
                         guard let operation = (0..<8).lazy.map({ _ in random.pick(pool) }).first(where: { !listed.contains(ObjectIdentifier($0)) }) else { continue }
-                        trail.note("append \(operation.serial)")
-                        list.append(operation)
-                        model.append(operation)
-                    } else if roll < 0.9 {
-                        let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model)
+                        let counted = random.chance(0.7)
+                        trail.note("append \(operation.serial)\(counted ? "" : " uncounted")")
+                        list.append(operation, counted: counted)
+                        model.append((operation, counted))
+                    } else if roll < 0.8 {
+                        let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model).operation
                         trail.note("remove \(operation.serial)")
                         let removed = list.remove(operation)
-                        let index = model.firstIndex { $0 === operation }
+                        let index = model.firstIndex { $0.operation === operation }
+                        trail.verify(removed?.operation === index.map { model[$0].operation } && removed?.wasCounted == index.map { model[$0].counted },
+                                     "remove(\(operation.serial)) returned \(String(describing: removed.map { ($0.operation.serial, $0.wasCounted) }))")
                         if let index { model.remove(at: index) }
-                        trail.verify((removed != nil) == (index != nil) && (removed.map { $0 === operation } ?? true),
-                               "remove(\(operation.serial)) returned \(String(describing: removed?.serial))")
+                    } else if roll < 0.9 {
+                        let operation = model.isEmpty || random.chance(0.1) ? random.pick(pool) : random.pick(model).operation
+                        trail.note("uncount \(operation.serial)")
+                        let index = model.firstIndex { $0.operation === operation }
+                        let wasCounted = list.uncount(operation)
+                        trail.verify(wasCounted == (index.map { model[$0].counted } ?? false), "uncount(\(operation.serial)) returned \(wasCounted)")
+                        if let index { model[index].counted = false }
                     } else {
                         guard !model.isEmpty else { continue }
-                        let operation = random.pick(model)
-                        trail.note("re-add \(operation.serial)")
-                        trail.verify(list.remove(operation) === operation, "remove(\(operation.serial)) of a listed one failed")
-                        model.removeAll { $0 === operation }
-                        list.append(operation)
-                        model.append(operation)
+                        let operation = random.pick(model).operation
+                        let counted = random.chance(0.5)
+                        trail.note("re-add \(operation.serial)\(counted ? "" : " uncounted")")
+                        trail.verify(list.remove(operation)?.operation === operation, "remove(\(operation.serial)) of a listed one failed")
+                        model.removeAll { $0.operation === operation }
+                        list.append(operation, counted: counted)
+                        model.append((operation, counted))
                     }
                     trail.verify(list.count == model.count, "count \(list.count), not \(model.count)")
-                    trail.verify(list.array.map(\.serial) == model.map(\.serial), "array \(list.array.map(\.serial)), not \(model.map(\.serial))")
-                    trail.verify(Array(list).map(\.serial) == model.map(\.serial), "iteration differs from the array")
+                    trail.verify(list.array.map(\.serial) == model.map(\.operation.serial), "array \(list.array.map(\.serial)), not \(model.map(\.operation.serial))")
+                    trail.verify(Array(list).map(\.serial) == model.map(\.operation.serial), "iteration differs from the array")
+                    trail.verify(list.countedCount == model.filter(\.counted).count, "\(list.countedCount) counted, not \(model.filter(\.counted).count)")
+                    trail.verify(list.firstCounted === model.first(where: \.counted)?.operation, "the first counted differs")
                     let probe = random.pick(pool)
-                    trail.verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                    trail.verify(list.contains(probe) == model.contains { $0.operation === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
+                    #if OPERATIONS_INTERNAL_CHECKS
+                    list.checkInvariants()
+                    #endif
                 }
                 let taken = list.takeAll()
-                trail.verify(taken.array.map(\.serial) == model.map(\.serial), "takeAll gave \(taken.array.map(\.serial))")
+                trail.verify(taken.array.map(\.serial) == model.map(\.operation.serial), "takeAll gave \(taken.array.map(\.serial))")
                 trail.verify(list.isEmpty, "the list is not empty after takeAll")
                 if trail.failed { return }
             }
