@@ -82,18 +82,18 @@ enum Exclusivity {
                 ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
                 sequence: sequence, grantsAtTurn: queue == nil, payload: asker)
         }
-        let (outcome, turns): (Outcome, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
+        let (outcome, turns): (Outcome, SmallList<ExclusivityStateMachine.Request>) = table.withLockedValue { table in
             // An operation that already finished asks for nothing (it gave back, with `release`,
             // whatever it had; an operation cancelled and finishing meanwhile gives back, after
             // this, what this takes).
-            guard !operation.isFinished else { return (.waiting, []) }
+            guard !operation.isFinished else { return (.waiting, SmallList()) }
             // An operation whose queue is suspended is granted what is available (its queue
             // started it before it was suspended: it runs now), but does not wait.
             let mayWait = queue.map { !table.isSuspended($0) } ?? true
             // Most often its turn was offered: its request waits already, and is not built again.
             let granted = table.machine.requestAgain(ObjectIdentifier(operation), sequence: sequence, mayWait: mayWait)
                 ?? table.machine.request(makeRequest(), mayWait: mayWait)
-            if !granted && !mayWait { return (.steppedAside, []) }
+            if !granted && !mayWait { return (.steppedAside, SmallList()) }
             // Any turns come from an earlier request of the operation, given up (see `request`).
             let turns = table.machine.takeTurnRequests()
             #if OPERATIONS_INTERNAL_CHECKS
@@ -109,9 +109,9 @@ enum Exclusivity {
     /// request) and tells the operations whose turn came. With `sequence`, only what the request
     /// of that sequence number asked for or got.
     static func release(_ operation: Op, sequence: UInt64? = nil) {
-        let (released, turns): (AnyObject?, [ExclusivityStateMachine.Request]) = table.withLockedValue { table in
+        let (released, turns): (AnyObject?, SmallList<ExclusivityStateMachine.Request>) = table.withLockedValue { table in
             let id = ObjectIdentifier(operation)
-            if let sequence, !table.machine.knows(id, sequence: sequence) { return (nil, []) }
+            if let sequence, !table.machine.knows(id, sequence: sequence) { return (nil, SmallList()) }
             let (released, turns) = table.machine.releaseReturningRequests(id)
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
@@ -144,7 +144,7 @@ enum Exclusivity {
             guard !waiting.isEmpty else { return Suspension(steppedAside: [], turns: []) }
             var turns: [ExclusivityStateMachine.Request] = []
             for request in waiting {
-                turns += table.machine.releaseReturningRequests(request.operation).turns
+                turns.append(contentsOf: table.machine.releaseReturningRequests(request.operation).turns)
             }
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
@@ -172,7 +172,7 @@ enum Exclusivity {
 
     /// Tells the operations whose turn came: one started by hand holds its categories now and its
     /// thread wakes; one in a queue goes to the front of its queue's ready list.
-    private static func tell(_ turns: [ExclusivityStateMachine.Request]) {
+    private static func tell(_ turns: some Sequence<ExclusivityStateMachine.Request>) {
         for request in turns {
             guard let asker = request.payload as? Asker else { continue }
             if let waker = asker.waker {

@@ -104,13 +104,14 @@ struct ExclusivityStateMachine {
         #endif
 
         /// Its categories (those of ``request``, in the same order), so that granting and giving
-        /// back look nothing up. Set as it holds or waits, emptied as it goes. Unowned: a
+        /// back look nothing up (the first inline: most requests name one category, and need no
+        /// array). Set as it holds or waits, emptied as it goes. Unowned: a
         /// category's line holds its waiting records, and a category in use (held or waited for)
         /// is never swept, so each is alive while a record that is not gone refers to it.
         #if OPERATIONS_INTERNAL_CHECKS
-        var categoryObjects: [CategoryReference] = []
+        var categoryObjects = SmallList<CategoryReference>()
         #else
-        @exclusivity(unchecked) var categoryObjects: [CategoryReference] = []
+        @exclusivity(unchecked) var categoryObjects = SmallList<CategoryReference>()
         #endif
 
         init(_ request: Request, bypasses: Bool) {
@@ -208,7 +209,7 @@ struct ExclusivityStateMachine {
             record.isGranted = true
             records[request.operation] = record
             let held = category.map { unparked($0) } ?? self.category(named: name)
-            record.categoryObjects = [CategoryReference(category: held)]
+            record.categoryObjects.append(CategoryReference(category: held))
             hold(request.operation, held)
             return true
         }
@@ -221,7 +222,9 @@ struct ExclusivityStateMachine {
         let record = Record(request, bypasses: bypasses)
         record.isGranted = true
         records[request.operation] = record
-        record.categoryObjects = request.categories.map { CategoryReference(category: category(named: $0)) }
+        for name in request.categories {
+            record.categoryObjects.append(CategoryReference(category: category(named: name)))
+        }
         for reference in record.categoryObjects {
             hold(request.operation, reference.category)
         }
@@ -254,7 +257,7 @@ struct ExclusivityStateMachine {
 
     /// ``release(_:)``, returning the payload of the request given up (the caller releases it
     /// outside its lock) and the requests whose turn came.
-    mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: AnyObject?, turns: [Request]) {
+    mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: AnyObject?, turns: SmallList<Request>) {
         guard let record = records[operation] else { return (nil, takeTurnRequests()) }
         let released = record.request.payload
         remove(record)
@@ -289,8 +292,9 @@ struct ExclusivityStateMachine {
     }
 
     /// ``takeTurns()``, returning the requests.
-    mutating func takeTurnRequests() -> [Request] {
-        var result: [Request] = []
+    /// (Most events give one turn or none: the list keeps the first inline, without an array.)
+    mutating func takeTurnRequests() -> SmallList<Request> {
+        var result = SmallList<Request>()
         if turned.count == 1 {
             // The common case, without copying the list.
             let record = turned.removeLast()
@@ -361,7 +365,7 @@ struct ExclusivityStateMachine {
         record.isGranted = false
         record.request.payload = nil
         let categoryObjects = record.categoryObjects
-        record.categoryObjects = []
+        record.categoryObjects = SmallList()
         for reference in categoryObjects {
             let category = reference.category
             if wasGranted {
@@ -409,7 +413,6 @@ struct ExclusivityStateMachine {
         let record = Record(request, bypasses: bypasses)
         records[request.operation] = record
         var blocked = 0
-        record.categoryObjects.reserveCapacity(request.categories.count)
         for name in request.categories {
             let category = category(named: name)
             record.categoryObjects.append(CategoryReference(category: category))

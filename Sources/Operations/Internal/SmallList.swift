@@ -31,6 +31,14 @@ struct SmallList<Element>: Sequence {
         return tail.remove(at: index)
     }
 
+    /// Whether an element matches: without an iterator, which would copy the list (the
+    /// dependency checks of a large graph call this for every edge).
+    func contains(where matches: (Element) throws -> Bool) rethrows -> Bool {
+        guard let head else { return false }
+        if try matches(head) { return true }
+        return try tail.contains(where: matches)
+    }
+
     /// The position of the first element that matches (0 is the first element).
     func firstIndex(where matches: (Element) -> Bool) -> Int? {
         guard let head else { return nil }
