@@ -91,7 +91,8 @@ extension OpStateMachine {
                 }
                 isExclusive = true
             }
-            extras.conditionDependencies += condition.contributedDependencies
+            let contributed = condition.contributedDependencies
+            if !contributed.isEmpty { extras.conditionDependencies += contributed }
         }
         gate = .closed
         return true

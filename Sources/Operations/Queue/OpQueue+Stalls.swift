@@ -23,16 +23,23 @@ extension OpQueue {
     /// Checks a stalled queue again after ``stallCheckDelay``; if it stayed stalled, looks for
     /// dependency cycles among its waiting operations (there may be none: it may just be waiting
     /// for operations that run elsewhere), and reports and watches the ones it finds.
+    ///
+    /// The checks of every queue wait behind one timer (see ``StallChecks``).
     final func scheduleStallCheck(generation: UInt64) {
-        DeadlineTimer.run(after: OpQueue.stallCheckDelay) {
-            switch self.withLock({ self.machine.stallCheckFired(generation: generation) }) {
-            case .none:
-                return
-            case .later(let newGeneration):
-                self.scheduleStallCheck(generation: newGeneration)
-            case .scan(let members):
-                DependencyCycles.watchCycles(among: members)
-            }
+        StallChecks.schedule(self, generation: generation)
+    }
+
+    /// The check scheduled with `generation` is due. Returns the members to search for cycles
+    /// if the queue stayed stalled (the caller searches those of every due queue at once).
+    final func stallCheckFired(generation: UInt64) -> [Op] {
+        switch withLock({ machine.stallCheckFired(generation: generation) }) {
+        case .none:
+            return []
+        case .later(let newGeneration):
+            scheduleStallCheck(generation: newGeneration)
+            return []
+        case .scan(let members):
+            return members
         }
     }
 }

@@ -58,12 +58,21 @@ import Foundation
                 var chosen: [Int] = []
                 for category in categories.indices where random.chance(35) { chosen.append(category) }
                 let mine = chosen
+                let name = "r\(round)-\(index)"
+                let me = WeakBox()
                 let op = BlockOp {
-                    for category in mine { meters[category].enter() }
+                    // Whether the table lists it as a holder of each of its categories (a
+                    // diagnostic: an overlap says which side went wrong).
+                    let held = mine.map { category in
+                        Exclusivity.holders(of: categories[category]).contains { $0 === me.object }
+                    }
+                    let tag = "\(name)\(held.allSatisfy { $0 } ? "" : " (not a holder: \(mine) \(held))")"
+                    for category in mine { meters[category].enter(tag) }
                     blockThread(milliseconds: 0)
-                    for category in mine { meters[category].leave() }
+                    for category in mine { meters[category].leave(tag) }
                 }
-                op.name = "r\(round)-\(index)"
+                me.object = op
+                op.name = name
                 for category in mine { op.addCondition(.mutuallyExclusive(categories[category])) }
                 if random.chance(20) { op.addCondition(.noFailedDependencies) }
                 if random.chance(10) {
@@ -125,7 +134,7 @@ import Foundation
             }
         }
         for (index, meter) in meters.enumerated() where meter.peak > 1 {
-            failures.append("category \(index) was held by \(meter.peak) operations at once")
+            failures.append("category \(index) was held by \(meter.peak) operations at once: \(meter.overlaps)")
         }
         for category in categories where !Exclusivity.holders(of: category).isEmpty {
             failures.append("\(category) is still held by \(Exclusivity.holders(of: category))")

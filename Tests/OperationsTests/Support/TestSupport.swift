@@ -37,19 +37,34 @@ final class EventLog<Event: Sendable>: Sendable {
 
 /// A thread-safe counter that also tracks its highest value (for concurrency limits).
 final class ConcurrencyMeter: Sendable {
-    private let state = LockedBox((current: 0, peak: 0, total: 0))
+    private let state = LockedBox((current: 0, peak: 0, total: 0, inside: [String](), overlaps: [String]()))
 
     init() {}
 
-    func enter() {
+    /// Counts one more inside; `who`, if given, names it in ``overlaps``.
+    func enter(_ who: String? = nil) {
         state.withLockedValue {
             $0.current += 1
             $0.total += 1
             $0.peak = max($0.peak, $0.current)
+            if let who {
+                if !$0.inside.isEmpty && $0.overlaps.count < 10 {
+                    $0.overlaps.append("\(who) entered while \($0.inside) were inside")
+                }
+                $0.inside.append(who)
+            }
         }
     }
 
-    func leave() { state.withLockedValue { $0.current -= 1 } }
+    func leave(_ who: String? = nil) {
+        state.withLockedValue {
+            $0.current -= 1
+            if let who, let index = $0.inside.firstIndex(of: who) { $0.inside.remove(at: index) }
+        }
+    }
+
+    /// The overlaps of named entries seen (the first ten).
+    var overlaps: [String] { state.withLockedValue { $0.overlaps } }
 
     var peak: Int { state.withLockedValue { $0.peak } }
     var total: Int { state.withLockedValue { $0.total } }
