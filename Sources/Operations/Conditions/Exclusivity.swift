@@ -24,13 +24,16 @@ enum Exclusivity {
         let queue: ObjectIdentifier?
         /// The gate's generation its turn or its suspension is meant for.
         let generation: UInt32
+        /// Which of the operation's requests it is (see ``OpStateMachine/Extras/exclusivityAttempt``).
+        let attempt: UInt32
         /// Wakes the thread of a `start()` called by hand (its request is granted at its turn).
         let waker: DispatchSemaphore?
 
-        init(operation: Op, queue: ObjectIdentifier?, generation: UInt32, waker: DispatchSemaphore?) {
+        init(operation: Op, queue: ObjectIdentifier?, generation: UInt32, attempt: UInt32, waker: DispatchSemaphore?) {
             self.operation = operation
             self.queue = queue
             self.generation = generation
+            self.attempt = attempt
             self.waker = waker
         }
     }
@@ -73,14 +76,17 @@ enum Exclusivity {
     /// Asks for `operation`'s `categories`, as its `queue` starts it (`nil`: started by hand, and
     /// `waker` is signalled when they are granted). The request takes its place in the order of
     /// requests by `sequence`; `ancestors` are the groups the operation is nested in.
-    static func acquire(_ operation: Op, categories: [String], sequence: UInt64, generation: UInt32,
+    static func acquire(_ operation: Op, categories: [String], sequence: UInt64, generation: UInt32, attempt: UInt32 = 0,
                         queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
+        func makeAsker() -> Asker {
+            Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation,
+                  attempt: attempt, waker: waker)
+        }
         func makeRequest() -> ExclusivityStateMachine.Request {
-            let asker = Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation, waker: waker)
-            return ExclusivityStateMachine.Request(
+            ExclusivityStateMachine.Request(
                 operation: ObjectIdentifier(operation), categories: categories,
                 ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
-                sequence: sequence, grantsAtTurn: queue == nil, payload: asker)
+                sequence: sequence, grantsAtTurn: queue == nil, payload: makeAsker())
         }
         let (outcome, turns): (Outcome, SmallList<ExclusivityStateMachine.Request>) = table.withLockedValue { table in
             // An operation that already finished asks for nothing (it gave back, with `release`,
@@ -91,8 +97,16 @@ enum Exclusivity {
             // started it before it was suspended: it runs now), but does not wait.
             let mayWait = queue.map { !table.isSuspended($0) } ?? true
             // Most often its turn was offered: its request waits already, and is not built again.
-            let granted = table.machine.requestAgain(ObjectIdentifier(operation), sequence: sequence, mayWait: mayWait)
-                ?? table.machine.request(makeRequest(), mayWait: mayWait)
+            let granted: Bool
+            if let again = table.machine.requestAgain(ObjectIdentifier(operation), sequence: sequence, mayWait: mayWait) {
+                granted = again
+                if !granted && mayWait {
+                    // It goes on waiting: its next turn is news for this request, not the last.
+                    table.machine.setPayload(of: ObjectIdentifier(operation), makeAsker())
+                }
+            } else {
+                granted = table.machine.request(makeRequest(), mayWait: mayWait)
+            }
             if !granted && !mayWait { return (.steppedAside, SmallList()) }
             // Any turns come from an earlier request of the operation, given up (see `request`).
             let turns = table.machine.takeTurnRequests()
@@ -163,7 +177,7 @@ enum Exclusivity {
         func perform() {
             for request in steppedAside {
                 if let asker = request.payload as? Asker {
-                    asker.operation.exclusivitySteppedAside(generation: asker.generation)
+                    asker.operation.exclusivitySteppedAside(generation: asker.generation, attempt: asker.attempt)
                 }
             }
             Exclusivity.tell(turns)
@@ -178,7 +192,7 @@ enum Exclusivity {
             if let waker = asker.waker {
                 waker.signal()
             } else {
-                asker.operation.exclusivityTurnCame(generation: asker.generation)
+                asker.operation.exclusivityTurnCame(generation: asker.generation, attempt: asker.attempt)
             }
         }
     }

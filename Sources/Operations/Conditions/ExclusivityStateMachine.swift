@@ -275,6 +275,12 @@ struct ExclusivityStateMachine {
         records[operation]?.isWaiting ?? false
     }
 
+    /// Replaces the payload of `operation`'s request (its storage renews it as the operation
+    /// asks again and goes on waiting).
+    mutating func setPayload(of operation: ObjectIdentifier, _ payload: AnyObject) {
+        records[operation]?.request.payload = payload
+    }
+
     /// The payload of `operation`'s request, if it waits or holds.
     func payload(of operation: ObjectIdentifier) -> AnyObject? {
         records[operation]?.request.payload

@@ -93,7 +93,7 @@ extension Op {
     final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> OpStateMachine.StartAction {
         let generation = request.generation
         switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), sequence: request.sequence,
-                                   generation: generation, queue: request.queue,
+                                   generation: generation, attempt: request.attempt, queue: request.queue,
                                    ancestors: request.group.map { [$0] + $0.ancestors } ?? []) {
         case .granted:
             let (start, givesBack) = lifecycleTransition { $0.categoriesTaken(generation: generation) }
@@ -109,23 +109,23 @@ extension Op {
             }
             return .skip
         case .steppedAside:
-            exclusivitySteppedAside(generation: generation)
+            exclusivitySteppedAside(generation: generation, attempt: request.attempt)
             return .skip
         }
     }
 
     /// The operation's turn came: it goes to the front of its queue's ready list, to take its
     /// categories when the queue starts it.
-    final func exclusivityTurnCame(generation: UInt32) {
-        let (readiness, registry) = transitionDeferringDelivery { $0.exclusivityTurnCame(generation: generation) }
+    final func exclusivityTurnCame(generation: UInt32, attempt: UInt32) {
+        let (readiness, registry) = transitionDeferringDelivery { $0.exclusivityTurnCame(generation: generation, attempt: attempt) }
         performReadiness(readiness)
         deliver(registry)
     }
 
     /// The operation's queue is suspended: it goes back on the ready list, to ask for its
     /// categories again once the queue resumed.
-    final func exclusivitySteppedAside(generation: UInt32) {
-        let (readiness, registry) = transitionDeferringDelivery { $0.exclusivitySteppedAside(generation: generation) }
+    final func exclusivitySteppedAside(generation: UInt32, attempt: UInt32) {
+        let (readiness, registry) = transitionDeferringDelivery { $0.exclusivitySteppedAside(generation: generation, attempt: attempt) }
         performReadiness(readiness)
         deliver(registry)
     }

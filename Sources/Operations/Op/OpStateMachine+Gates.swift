@@ -157,7 +157,9 @@ extension OpStateMachine {
     mutating func takesCategoriesAtStart() -> CategoryRequest? {
         guard isExclusive, !isCancelled, let extras else { return nil }
         gate = .waitingForExclusivity
+        extras.exclusivityAttempt &+= 1
         return CategoryRequest(generation: extras.gateGeneration, sequence: extras.exclusivitySequence,
+                               attempt: extras.exclusivityAttempt,
                                categories: extras.exclusivityCategories, queue: queue, group: group)
     }
 
@@ -183,10 +185,12 @@ extension OpStateMachine {
 
     /// The operation's turn came: its categories are kept for it, and it goes to the front of its
     /// queue's ready list, to take them when the queue starts it. Ignored if it no longer waits
-    /// for them.
-    mutating func exclusivityTurnCame(generation: UInt32) -> ReadinessAction {
+    /// for them, or if the turn is that of an earlier request (`attempt`): the news of a request
+    /// withdrawn meanwhile (its queue was suspended) may arrive while the operation asks again,
+    /// and scheduling it then would start it twice.
+    mutating func exclusivityTurnCame(generation: UInt32, attempt: UInt32) -> ReadinessAction {
         guard lifecycle == .pending, gate == .waitingForExclusivity, let extras,
-              extras.gateGeneration == generation else { return .none }
+              extras.gateGeneration == generation, extras.exclusivityAttempt == attempt else { return .none }
         gate = .open
         guard let queue, isReady, !isScheduled else { return .none }
         isScheduled = true
@@ -196,9 +200,11 @@ extension OpStateMachine {
     /// The operation's queue is suspended (or was found suspended as it asked): it does not wait
     /// for its categories, and goes back on its queue's ready list (at its priority), to ask
     /// again, with its place in the order of requests, when the queue starts it after resuming.
-    mutating func exclusivitySteppedAside(generation: UInt32) -> ReadinessAction {
+    ///
+    /// Ignored, like ``exclusivityTurnCame(generation:attempt:)``, for an earlier request.
+    mutating func exclusivitySteppedAside(generation: UInt32, attempt: UInt32) -> ReadinessAction {
         guard lifecycle == .pending, gate == .waitingForExclusivity || gate == .open, let extras,
-              extras.gateGeneration == generation else { return .none }
+              extras.gateGeneration == generation, extras.exclusivityAttempt == attempt else { return .none }
         gate = .open
         return scheduleIfReady()
     }

@@ -36,6 +36,10 @@ extension OpStateMachine {
         /// The operation's place in the order of exclusivity requests, given when its conditions
         /// passed (see ``ExclusivityStateMachine/nextSequence()``).
         var exclusivitySequence: UInt64 = 0
+        /// Counts the operation's requests for its categories as its queue starts it (wraps):
+        /// the news of a request's turn, or of its stepping aside, is for that request only, not
+        /// for a later one the operation made since (see ``OpStateMachine/exclusivityTurnCame(generation:attempt:)``).
+        var exclusivityAttempt: UInt32 = 0
         /// The gate's state besides ``OpStateMachine/gate``, once the operation passes
         /// conditions (see `OpStateMachine+Gates.swift`).
         var gateState: OpStateMachine.GateState?
@@ -64,6 +68,7 @@ extension OpStateMachine {
         @exclusivity(unchecked) var conditionDependencies: [Op] = []
         @exclusivity(unchecked) var exclusivityCategories: [String] = []
         @exclusivity(unchecked) var exclusivitySequence: UInt64 = 0
+        @exclusivity(unchecked) var exclusivityAttempt: UInt32 = 0
         @exclusivity(unchecked) var gateState: OpStateMachine.GateState?
         @exclusivity(unchecked) var timing = TimeoutState()
         @exclusivity(unchecked) var progress: OpProgress?

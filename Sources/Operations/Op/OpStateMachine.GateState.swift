@@ -60,6 +60,8 @@ extension OpStateMachine {
         var generation: UInt32
         /// Its place in the order of requests.
         var sequence: UInt64
+        /// Which of the operation's requests it is (see ``Extras/exclusivityAttempt``).
+        var attempt: UInt32 = 0
         /// Its own categories (a group adds its children's).
         var categories: [String]
         /// Its queue.
@@ -68,7 +70,8 @@ extension OpStateMachine {
         var group: GroupOp?
 
         static func == (lhs: CategoryRequest, rhs: CategoryRequest) -> Bool {
-            lhs.generation == rhs.generation && lhs.sequence == rhs.sequence && lhs.categories == rhs.categories
+            lhs.generation == rhs.generation && lhs.sequence == rhs.sequence && lhs.attempt == rhs.attempt
+                && lhs.categories == rhs.categories
                 && lhs.queue === rhs.queue && lhs.group === rhs.group
         }
     }
