@@ -128,6 +128,14 @@ import Foundation
                 let stuck = operations.filter { !$0.isFinished }
                 failures.append("round \(round): \(stuck.count) operations never finished, the first \(stuck.first!.description)")
                 for queue in queues { print(queue.dump()) }
+                // What each stuck one's state machine says (gate, attempt...), and whether the
+                // table knows of a request of it.
+                for op in stuck {
+                    let state = op.withState { machine in
+                        "gate \(machine.gate) scheduled \(machine.isScheduled) ready \(machine.isReady) cancelled \(machine.isCancelled) ticket \(machine.ticket) attempt \(machine.extras?.exclusivityAttempt ?? 0) generation \(machine.extras?.gateGeneration ?? 0) waits \(Exclusivity.blockers(of: op).map { "\($0.count)" } ?? "no")"
+                    }
+                    print("STUCK \(op.name ?? "") \(state)")
+                }
                 for op in stuck { op.cancel() }
                 _ = eventually(seconds: 10) { operations.allSatisfy(\.isFinished) }
                 break
