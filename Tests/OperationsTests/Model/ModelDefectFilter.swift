@@ -28,6 +28,10 @@ struct ModelDefectFilter {
                 return false
             }
         case .addDependency(let id, let dependency):
+            if defects.dependencyOnOperationCancelledByABody && model.mode == .staged
+                && model.ops.values.contains(where: { $0.bodyActions.contains(.cancel(dependency)) }) {
+                return false
+            }
             if defects.dependentReAdd && removed.contains([id, dependency]) && (peakDependents[dependency] ?? 0) >= 15 {
                 return false
             }
@@ -66,6 +70,8 @@ struct ModelDefectFilter {
             if defects.readyAfterRemovingFinishingDependency && model.mode == .interleaved && lostQueuedDependency.contains(id) {
                 return false
             }
+        case .onRun(_, .cancel(let cancelled)) where defects.dependencyOnOperationCancelledByABody && model.mode == .staged:
+            if model.ops.values.contains(where: { $0.deps.contains(cancelled) }) { return false }
         case .addChild, .removeDependency, .fan, .setPriority, .cancel, .cancelWithError, .observe, .onRun,
              .runUntilQuiet, .suspend, .resume, .pause:
             break

@@ -78,6 +78,15 @@ struct ModelKnownDefects: Codable, Hashable, Sendable {
     /// `RemoveDependencyWhileItFinishesTests`.
     var readyAfterRemovingFinishingDependency = false
 
+    /// Not in issue 22 (found by the long run on 2026-11-25; it fails on the commit before that
+    /// day's changes too): in a width-1 queue, an operation that another's body cancels while it
+    /// waits for that one, and that a third depends on, lets an operation that became ready
+    /// later start before the third (`OPERATIONS_MODEL_SEED=17875528654973719652`, staged).
+    /// Whether the model or the library is wrong is to be decided. Skips, in staged sequences,
+    /// a dependency on an operation that a body cancels, and a body's cancellation of an
+    /// operation that another depends on.
+    var dependencyOnOperationCancelledByABody = true
+
     /// Every switch, by name.
     static var switches: [(name: String, keyPath: WritableKeyPath<ModelKnownDefects, Bool>)] { [
         ("dependentReAdd", \.dependentReAdd),
@@ -95,6 +104,7 @@ struct ModelKnownDefects: Codable, Hashable, Sendable {
         ("conditionDependencyOnGroupChild", \.conditionDependencyOnGroupChild),
         ("cancellationOfConditionTask", \.cancellationOfConditionTask),
         ("readyAfterRemovingFinishingDependency", \.readyAfterRemovingFinishingDependency),
+        ("dependencyOnOperationCancelledByABody", \.dependencyOnOperationCancelledByABody),
     ] }
 
     /// Every switch off: the generator makes every shape.
