@@ -29,6 +29,9 @@ enum StallChecks {
 
     private static let state = LockedBox(State())
 
+    /// How early a check may run to join a batch (a tenth of the delay).
+    private static let coalescing: UInt64 = 5_000_000
+
     /// Checks `queue` after ``OpQueue/stallCheckDelay`` if it has made no progress since
     /// `generation`.
     static func schedule(_ queue: OpQueue, generation: UInt64) {
@@ -54,7 +57,9 @@ enum StallChecks {
         let now = DispatchTime.now().uptimeNanoseconds
         let (due, next): ([Check], UInt64?) = state.withLockedValue { state in
             var due: [Check] = []
-            while let first = state.checks.first, first.due <= now {
+            // Those due within the next few milliseconds go now too: checks asked for one by one
+            // (a slow setup of many queues) are run in batches, not each by a timer of its own.
+            while let first = state.checks.first, first.due <= now + coalescing {
                 due.append(state.checks.popFirst()!)
             }
             guard let next = state.checks.first else {
