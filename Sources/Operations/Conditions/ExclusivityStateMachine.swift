@@ -223,10 +223,9 @@ struct ExclusivityStateMachine {
         record.isGranted = true
         records[request.operation] = record
         for name in request.categories {
-            record.categoryObjects.append(CategoryReference(category: category(named: name)))
-        }
-        for reference in record.categoryObjects {
-            hold(request.operation, reference.category)
+            let held = category(named: name)
+            record.categoryObjects.append(CategoryReference(category: held))
+            hold(request.operation, held)
         }
         return true
     }

@@ -22,13 +22,7 @@ struct SmallList<Element>: Sequence {
     /// Removes and returns the first element that matches, keeping the order of the others.
     @discardableResult
     mutating func removeFirst(where matches: (Element) -> Bool) -> Element? {
-        guard let first = head else { return nil }
-        if matches(first) {
-            head = tail.isEmpty ? nil : tail.removeFirst()
-            return first
-        }
-        guard let index = tail.firstIndex(where: matches) else { return nil }
-        return tail.remove(at: index)
+        firstIndex(where: matches).map { remove(at: $0) }
     }
 
     /// Whether an element matches: without an iterator, which would copy the list (the

@@ -36,8 +36,7 @@ enum StallChecks {
     /// `generation`.
     static func schedule(_ queue: OpQueue, generation: UInt64) {
         let delay = OpQueue.stallCheckDelay
-        let (seconds, attoseconds) = delay.components
-        let due = DispatchTime.now().uptimeNanoseconds + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        let due = (DispatchTime.now() + delay.dispatchInterval).uptimeNanoseconds
         let arms: Bool = state.withLockedValue { state in
             state.checks.append(Check(queue: queue, generation: generation, due: due))
             guard !state.isTimerArmed else { return false }

@@ -12,12 +12,18 @@ import Dispatch
 /// its dependents and before it tells them.
 @Suite(.timeLimit(.minutes(1)))
 struct RemoveDependencyWhileItFinishesTests {
+    /// A dependent that logs each run of its body, and its one dependency.
+    private static func dependentAndDependency() -> (runs: EventLog<Int>, dependent: BlockOp, dependency: BlockOp) {
+        let runs = EventLog<Int>()
+        let dependency = BlockOp {}
+        let dependent = BlockOp { runs.append(1) }
+        dependent.addDependency(dependency)
+        return (runs, dependent, dependency)
+    }
+
     @Test func aDependentWhoseDependencyIsRemovedAsItFinishesIsReadyAtOnceAndRunsOnce() async {
         let outcome: (readyAfterRemoval: Bool, runs: Int, finished: Bool) = await onOwnThread {
-            let runs = EventLog<Int>()
-            let dependency = BlockOp {}
-            let dependent = BlockOp { runs.append(1) }
-            dependent.addDependency(dependency)
+            let (runs, dependent, dependency) = Self.dependentAndDependency()
             let readyAfterRemoval = LockedBox(false)
             dependency.addObserver(BlockObserver(didFinish: { _, _ in
                 dependent.removeDependency(dependency)
@@ -39,10 +45,7 @@ struct RemoveDependencyWhileItFinishesTests {
 
     @Test func aDependencyRemovedAndAddedBackAsItFinishesHoldsNothingBack() async {
         let outcome: (ready: Bool, runs: Int, dependencies: Int) = await onOwnThread {
-            let runs = EventLog<Int>()
-            let dependency = BlockOp {}
-            let dependent = BlockOp { runs.append(1) }
-            dependent.addDependency(dependency)
+            let (runs, dependent, dependency) = Self.dependentAndDependency()
             let ready = LockedBox(false)
             dependency.addObserver(BlockObserver(didFinish: { _, _ in
                 dependent.removeDependency(dependency)
