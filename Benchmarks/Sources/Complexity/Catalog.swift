@@ -50,6 +50,8 @@ enum Catalog {
                     workload: Growth.dependentsAcrossGroups, largest: 1 << 17),
         GrowthCheck(name: "exclusivity", grows: "operations of one exclusivity category, over 4 queues",
                     workload: Growth.exclusivityAcrossQueues),
+        GrowthCheck(name: "exclusivity-in-a-group", grows: "children of one group that share the category it holds",
+                    workload: Growth.exclusiveGroupChildren, largest: 1 << 18),
         GrowthCheck(name: "never-empty-queue", grows: "operations ever through a width-1 queue that holds ~100",
                     workload: Growth.neverEmptyQueue, largest: 1 << 20, checksMemory: true),
         GrowthCheck(name: "never-empty-wide-queue", grows: "operations ever through a default-width queue that holds ~100",

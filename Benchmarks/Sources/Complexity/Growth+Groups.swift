@@ -69,6 +69,25 @@ extension Growth {
         return sample
     }
 
+    /// One group that holds an exclusivity category, with `n` children of the same category:
+    /// the children take it in turns under their group's hold. Grows the children waiting for
+    /// the category inside its holder (issue 22: each release offered it to every one of them).
+    static func exclusiveGroupChildren(_ n: Int) -> Sample {
+        let clock = Stopwatch()
+        do {
+            let done = Countdown(n)
+            let category = OpCondition.mutuallyExclusive("complexity-group")
+            let children = ticking(n, done)
+            for child in children { child.addCondition(category) }
+            let group = GroupOp(operations: children)
+            group.addCondition(category)
+            let queue = OpQueue()
+            queue.addOperation(group)
+            done.wait()
+        }
+        return clock.sample
+    }
+
     /// One ``RetryOp`` whose `n` attempts all fail at once. Grows its attempts; also notes the
     /// heap it gained between making attempt n/2 and attempt n, which must not grow with `n`.
     static func retryAttempts(_ n: Int) -> Sample {

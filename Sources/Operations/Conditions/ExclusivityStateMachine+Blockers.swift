@@ -3,7 +3,7 @@
 
 extension ExclusivityStateMachine {
     /// The categories that keep `operation`'s request waiting: held by someone else than its
-    /// ancestors, or (held by nobody) reserved by an older waiting request. `nil` if `operation`
+    /// ancestors, or (held by nobody, or by an ancestor) reserved by an older waiting request. `nil` if `operation`
     /// does not wait (it holds its categories, or never asked); empty if nothing holds it any more
     /// (its turn came: it takes the categories when its queue starts it).
     ///
@@ -16,9 +16,11 @@ extension ExclusivityStateMachine {
             if let innermost = stack.last, !request.ancestors.contains(innermost) {
                 blockers.append(Blocker(category: category, holders: stack.filter { !request.ancestors.contains($0) },
                                         earlierRequests: []))
-            } else if !bypasses {
-                // As in `request(_:)`: inside a group that holds a category, reservations do not count.
-                let reserving = olderWaiters(in: category, than: request.sequence)
+            } else {
+                // As in `request(_:)`: inside a group that holds a category, only the reservations
+                // of requests from inside the same holder count.
+                let reserving = bypasses ? olderBypassers(in: category, than: operation)
+                    : olderWaiters(in: category, than: request.sequence)
                 if !reserving.isEmpty {
                     blockers.append(Blocker(category: category, holders: [], earlierRequests: reserving))
                 }

@@ -29,7 +29,9 @@ import Synchronization
 /// cost O(categories of the request) amortised, whatever the number of waiting requests, when
 /// requests arrive in order (one queue's do), and O(categories × log(waiting requests)) when
 /// they do not (several queues asking at once). Requests from inside a holding group wait
-/// outside the lines, in a short list per category.
+/// outside the lines, in a line per *anchor* (the innermost of their ancestors that holds the
+/// category), served by sequence number too: a group's thousand children that share its category
+/// cost as much per release as a thousand operations in a queue, not a thousand each.
 struct ExclusivityStateMachine {
     /// A request for categories.
     struct Request {
@@ -82,8 +84,9 @@ struct ExclusivityStateMachine {
         #else
         @exclusivity(unchecked) var request: Request
         #endif
-        /// Whether it comes from inside a group that holds a category: it ignores reservations,
-        /// and waits in the categories' `bypassers` instead of their lines.
+        /// Whether it comes from inside a group that holds a category: it ignores the lines'
+        /// reservations, and waits in the categories' bypass lines instead (see
+        /// ``Category/bypassers``).
         let bypasses: Bool
         // Only reached through the machine, which its storage's lock guards: the runtime's
         // exclusivity checks are off outside the checked build, as for the operations' state.
@@ -140,13 +143,22 @@ struct ExclusivityStateMachine {
         /// counted in `dead`.
         var line = SequenceLine<Record>()
         var dead = 0
-        /// The waiting requests that bypass reservations (see ``Record/bypasses``).
-        var bypassers: [Record] = []
+        /// The waiting requests that bypass the line's reservations (see ``Record/bypasses``),
+        /// by anchor: those of one anchor reserve for each other, like the line, and only the
+        /// front of each is free as soon as its anchor is the innermost holder.
+        var bypassers: [Anchor: BypassLine] = [:]
+        /// The anchor of each waiting bypasser, by operation.
+        var anchors: [ObjectIdentifier: Anchor] = [:]
+        /// How many waiting bypassers have each operation among their ancestors: a new holder that
+        /// none has is nobody's anchor, and the others are not looked at.
+        var bypasserAncestors: [ObjectIdentifier: Int] = [:]
         #else
         @exclusivity(unchecked) var holders: [ObjectIdentifier] = []
         @exclusivity(unchecked) var line = SequenceLine<Record>()
         @exclusivity(unchecked) var dead = 0
-        @exclusivity(unchecked) var bypassers: [Record] = []
+        @exclusivity(unchecked) var bypassers: [Anchor: BypassLine] = [:]
+        @exclusivity(unchecked) var anchors: [ObjectIdentifier: Anchor] = [:]
+        @exclusivity(unchecked) var bypasserAncestors: [ObjectIdentifier: Int] = [:]
         #endif
 
         /// Whether it is unused and counted in `unusedCategories` (kept for reuse until swept).
@@ -157,7 +169,32 @@ struct ExclusivityStateMachine {
         #endif
 
         var front: Record? { line.first }
-        var isUnused: Bool { holders.isEmpty && line.isEmpty && bypassers.isEmpty }
+        var isUnused: Bool { holders.isEmpty && line.isEmpty && anchors.isEmpty }
+
+        /// The anchor that is free now: the innermost holder (`nil` if none).
+        var top: Anchor { Anchor(holder: holders.last) }
+    }
+
+    /// Where a bypasser stands in a category: the innermost of its ancestors that holds the
+    /// category (`nil` if none does: it is free once nobody holds it). Holds nest, so a bypasser
+    /// is kept waiting by the category's holders exactly when its anchor is not the innermost.
+    private struct Anchor: Hashable {
+        let holder: ObjectIdentifier?
+    }
+
+    /// The bypassers of one anchor in one category, served by sequence number. Its first entry
+    /// (the front) is always live; others may be dead (withdrawn), counted in `dead`.
+    private final class BypassLine {
+        #if OPERATIONS_INTERNAL_CHECKS
+        var line = SequenceLine<Record>()
+        var dead = 0
+        #else
+        @exclusivity(unchecked) var line = SequenceLine<Record>()
+        @exclusivity(unchecked) var dead = 0
+        #endif
+
+        var front: Record? { line.first }
+        var liveCount: Int { line.count - dead }
     }
 
     /// The categories in use, and unused ones kept for a while (a category used over and over is
@@ -335,7 +372,8 @@ struct ExclusivityStateMachine {
 
     private func isAvailable(_ category: Category, to request: Request, bypasses: Bool) -> Bool {
         if isHeld(category, against: request) { return false }
-        guard !bypasses, let front = category.front else { return true }
+        let front = bypasses ? category.bypassers[anchor(of: request, in: category)]?.front : category.front
+        guard let front else { return true }
         return front.request.sequence > request.sequence
     }
 
@@ -346,18 +384,21 @@ struct ExclusivityStateMachine {
         for reference in record.categoryObjects {
             let category = reference.category
             if record.bypasses {
-                category.bypassers.removeAll { $0 === record }
-            } else {
-                // Its entry, the front, is dead now; it is dropped once the new holder is in.
-                category.dead += 1
+                // Its entry, the front of its bypass line, is dead now; dropped once it holds.
+                let anchor = leaveBypassers(record, category)
+                hold(record.request.operation, category)
+                advanceBypassFront(of: category, anchor)
+                continue
             }
+            // Its entry, the front, is dead now; it is dropped once the new holder is in.
+            category.dead += 1
             hold(record.request.operation, category)
         }
     }
 
     /// Makes `operation` a holder of `category`.
     private mutating func hold(_ operation: ObjectIdentifier, _ category: Category) {
-        changeHolders(of: category) { $0.holders.append(operation) }
+        changeHolders(of: category, operation) { $0.holders.append(operation) }
         advanceFront(of: category)
     }
 
@@ -374,13 +415,14 @@ struct ExclusivityStateMachine {
         for reference in categoryObjects {
             let category = reference.category
             if wasGranted {
-                changeHolders(of: category) { category in
+                changeHolders(of: category, operation) { category in
                     if let index = category.holders.lastIndex(of: operation) {
                         category.holders.remove(at: index)
                     }
                 }
             } else if record.bypasses {
-                category.bypassers.removeAll { $0 === record }
+                let anchor = leaveBypassers(record, category)
+                advanceBypassFront(of: category, anchor)
             } else {
                 category.dead += 1
                 advanceFront(of: category)
@@ -422,8 +464,7 @@ struct ExclusivityStateMachine {
             let category = category(named: name)
             record.categoryObjects.append(CategoryReference(category: category))
             if bypasses {
-                category.bypassers.append(record)
-                if isHeld(category, against: request) { blocked += 1 }
+                if joinBypassers(record, category) { blocked += 1 }
                 continue
             }
             let oldFront = category.front
@@ -443,6 +484,116 @@ struct ExclusivityStateMachine {
         record.blocked = blocked
     }
 
+    // MARK: Bypassing
+
+    /// The innermost holder of `category` among `request`'s ancestors (see ``Anchor``).
+    /// O(holders), a handful: holds nest as deep as groups do.
+    private func anchor(of request: Request, in category: Category) -> Anchor {
+        for holder in category.holders.reversed() where request.ancestors.contains(holder) {
+            return Anchor(holder: holder)
+        }
+        return Anchor(holder: nil)
+    }
+
+    /// Puts a waiting bypasser in the bypass line of its anchor. Returns whether `category` keeps
+    /// it waiting: an older bypasser of the same anchor is before it, or its anchor is not free.
+    private mutating func joinBypassers(_ record: Record, _ category: Category) -> Bool {
+        let anchor = anchor(of: record.request, in: category)
+        category.anchors[record.request.operation] = anchor
+        for ancestor in record.request.ancestors { category.bypasserAncestors[ancestor, default: 0] += 1 }
+        let bypassers: BypassLine
+        if let line = category.bypassers[anchor] {
+            bypassers = line
+        } else {
+            bypassers = BypassLine()
+            category.bypassers[anchor] = bypassers
+        }
+        let oldFront = bypassers.front
+        work &+= UInt64(bypassers.line.append(record))
+        guard bypassers.front === record else { return true }
+        let isFree = category.top == anchor
+        // An older request arrived late: the old front, free until now, waits behind it.
+        if let oldFront, isFree { oldFront.blocked += 1 }
+        return !isFree
+    }
+
+    /// A bypasser is granted or withdrawn: its entry is dead (dropped by
+    /// ``advanceBypassFront(of:_:)``), and it no longer counts. Returns its anchor.
+    private mutating func leaveBypassers(_ record: Record, _ category: Category) -> Anchor {
+        let anchor = category.anchors.removeValue(forKey: record.request.operation) ?? Anchor(holder: nil)
+        for ancestor in record.request.ancestors {
+            if let count = category.bypasserAncestors[ancestor], count > 1 {
+                category.bypasserAncestors[ancestor] = count - 1
+            } else {
+                category.bypasserAncestors[ancestor] = nil
+            }
+        }
+        category.bypassers[anchor]?.dead += 1
+        return anchor
+    }
+
+    /// Drops the dead entries at the front of `anchor`'s bypass line (and the line once none is
+    /// live); the bypasser that becomes its front is no longer kept waiting by an older one.
+    private mutating func advanceBypassFront(of category: Category, _ anchor: Anchor) {
+        guard let bypassers = category.bypassers[anchor] else { return }
+        guard bypassers.liveCount > 0 else {
+            category.bypassers[anchor] = nil
+            return
+        }
+        if let front = bypassers.front, !front.isWaiting {
+            while let front = bypassers.front, !front.isWaiting {
+                work &+= UInt64(bypassers.line.removeFirst())
+                bypassers.dead -= 1
+            }
+            if let front = bypassers.front {
+                adjust(front, wasBlocked: true, isBlocked: category.top != anchor)
+            }
+        }
+        if bypassers.dead > 16, bypassers.dead * 2 > bypassers.line.count {
+            work &+= UInt64(bypassers.line.removeAll { !$0.isWaiting })
+            bypassers.dead = 0
+        }
+    }
+
+    /// The front of `anchor`'s bypass line, if it still waits.
+    private func liveBypassFront(of category: Category, _ anchor: Anchor) -> Record? {
+        category.bypassers[anchor]?.front.flatMap { $0.isWaiting ? $0 : nil }
+    }
+
+    /// Whether `category` keeps the waiting bypasser `record` waiting (see ``joinBypassers(_:_:)``).
+    private func bypassBlocks(_ record: Record, _ category: Category) -> Bool {
+        guard let anchor = category.anchors[record.request.operation],
+              let bypassers = category.bypassers[anchor] else { return true }
+        return bypassers.front !== record || category.top != anchor
+    }
+
+    /// Changes the holders of `category` with `change`, and places every waiting bypasser again
+    /// at its anchor, adjusting the counts of those whose lot changed. O(bypassers × holders):
+    /// only for a holder that becomes or stops being an anchor (see ``changeHolders(of:_:_:)``).
+    private mutating func reanchorBypassers(of category: Category, _ change: () -> Void) {
+        let waiting = category.bypassers.values.flatMap { $0.line.elements.filter(\.isWaiting) }
+            .sorted { $0.request.sequence < $1.request.sequence }
+        let wereBlocked = waiting.map { bypassBlocks($0, category) }
+        change()
+        work &+= UInt64(waiting.count)
+        category.bypassers = [:]
+        category.anchors = [:]
+        for record in waiting {
+            let anchor = anchor(of: record.request, in: category)
+            category.anchors[record.request.operation] = anchor
+            if let bypassers = category.bypassers[anchor] {
+                _ = bypassers.line.append(record)
+            } else {
+                let bypassers = BypassLine()
+                _ = bypassers.line.append(record)
+                category.bypassers[anchor] = bypassers
+            }
+        }
+        for (record, wasBlocked) in zip(waiting, wereBlocked) {
+            adjust(record, wasBlocked: wasBlocked, isBlocked: bypassBlocks(record, category))
+        }
+    }
+
     // MARK: Counting
 
     /// Whether `category` is held by someone other than `request`'s ancestors (the innermost
@@ -452,19 +603,30 @@ struct ExclusivityStateMachine {
         return !request.ancestors.contains(innermost)
     }
 
-    /// Changes the holders of `category` and adjusts the counts of the waiters this can concern:
-    /// the front of its line and its bypassers (the others wait behind the front anyway).
-    private mutating func changeHolders(of category: Category, _ change: (Category) -> Void) {
+    /// Changes the holders of `category` (`holder` comes or goes) and adjusts the counts of the
+    /// waiters this can concern: the front of its line, and the fronts of the bypass lines whose
+    /// anchor was or becomes the innermost holder (the others wait behind a front anyway). A
+    /// holder that becomes the anchor of waiting bypassers, or one that goes while some are
+    /// anchored on it, has them all placed again (rare: a group's children ask after it holds,
+    /// and are done before it gives back).
+    private mutating func changeHolders(of category: Category, _ holder: ObjectIdentifier, _ change: (Category) -> Void) {
         let front = category.front.flatMap { $0.isWaiting ? $0 : nil }
         let frontWasHeld = front.map { isHeld(category, against: $0.request) }
-        let bypassersWereHeld = category.bypassers.map { isHeld(category, against: $0.request) }
-        change(category)
+        let reanchors = (category.bypasserAncestors[holder] ?? 0) > 0
+            || (category.bypassers[Anchor(holder: holder)]?.liveCount ?? 0) > 0
+        if reanchors {
+            reanchorBypassers(of: category) { change(category) }
+        } else {
+            let oldTop = category.top
+            change(category)
+            let newTop = category.top
+            if oldTop != newTop {
+                if let free = liveBypassFront(of: category, oldTop) { adjust(free, wasBlocked: false, isBlocked: true) }
+                if let freed = liveBypassFront(of: category, newTop) { adjust(freed, wasBlocked: true, isBlocked: false) }
+            }
+        }
         if let front, let frontWasHeld {
             adjust(front, wasBlocked: frontWasHeld, isBlocked: isHeld(category, against: front.request))
-        }
-        for (bypasser, wasHeld) in zip(category.bypassers, bypassersWereHeld) {
-            work &+= 1
-            adjust(bypasser, wasBlocked: wasHeld, isBlocked: isHeld(category, against: bypasser.request))
         }
     }
 
@@ -538,6 +700,14 @@ struct ExclusivityStateMachine {
         return (record.request, record.bypasses)
     }
 
+    /// The waiting bypassers of `operation`'s anchor in `category` older than it, oldest first.
+    func olderBypassers(in category: String, than operation: ObjectIdentifier) -> [ObjectIdentifier] {
+        guard let category = categories[category], let record = records[operation],
+              let anchor = category.anchors[operation], let bypassers = category.bypassers[anchor] else { return [] }
+        return bypassers.line.elements.filter { $0.isWaiting && $0.request.sequence < record.request.sequence }
+            .sorted { $0.request.sequence < $1.request.sequence }.map(\.request.operation)
+    }
+
     /// The waiting requests in `category`'s line older than `sequence`, oldest first.
     func olderWaiters(in category: String, than sequence: UInt64) -> [ObjectIdentifier] {
         guard let category = categories[category] else { return [] }
@@ -557,6 +727,16 @@ struct ExclusivityStateMachine {
             precondition(category.line.count - live.count == category.dead,
                          "Internal inconsistency: \(category.dead) dead entries counted in \(name)")
             precondition(category.line.isOrdered, "Internal inconsistency: line of \(name) out of order")
+            for (anchor, bypassers) in category.bypassers {
+                precondition(bypassers.liveCount > 0, "Internal inconsistency: an empty bypass line kept in \(name)")
+                precondition(bypassers.front?.isWaiting == true, "Internal inconsistency: dead bypass front in \(name)")
+                precondition(bypassers.line.isOrdered, "Internal inconsistency: bypass line of \(name) out of order")
+                let live = bypassers.line.elements.filter(\.isWaiting)
+                precondition(live.count == bypassers.liveCount && live.allSatisfy { category.anchors[$0.request.operation] == anchor },
+                             "Internal inconsistency: bypass line of \(name) counts \(bypassers.dead) dead entries")
+            }
+            precondition(category.bypassers.values.reduce(0) { $0 + $1.liveCount } == category.anchors.count,
+                         "Internal inconsistency: bypassers of \(name) miscounted")
         }
         precondition(categories.values.filter(\.isParked).count == unusedCategories,
                      "Internal inconsistency: \(unusedCategories) unused categories counted")
@@ -564,7 +744,13 @@ struct ExclusivityStateMachine {
             var blocked = 0
             for name in record.request.categories {
                 let category = categories[name]!
-                if isHeld(category, against: record.request) || (!record.bypasses && category.front !== record) { blocked += 1 }
+                if record.bypasses {
+                    let anchor = self.anchor(of: record.request, in: category)
+                    precondition(category.anchors[operation] == anchor, "Internal inconsistency: \(operation) waits in \(name) at the wrong anchor")
+                    if bypassBlocks(record, category) { blocked += 1 }
+                } else if isHeld(category, against: record.request) || category.front !== record {
+                    blocked += 1
+                }
             }
             precondition(blocked == record.blocked,
                          "Internal inconsistency: \(operation) counts \(record.blocked) blocking categories, not \(blocked)")

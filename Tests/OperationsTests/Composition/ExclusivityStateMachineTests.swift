@@ -152,6 +152,62 @@ private struct Fixture {
         #expect(machine.holders.isEmpty)
     }
 
+    @Test func siblingsUnderTheSameHolderAreServedInTheOrderTheyAsked() {
+        let f = Fixture()
+        var machine = ExclusivityStateMachine()
+        check(machine.request(f.request(0, ["x"])))
+        check(machine.request(f.request(1, ["x"], ancestors: [0])))
+        check(!machine.request(f.request(2, ["x"], ancestors: [0])))
+        check(!machine.request(f.request(3, ["x"], ancestors: [0])))
+        check(machine.release(f.id(1)) == [f.id(2)])
+        check(machine.release(f.id(2)) == [f.id(3)])
+        check(machine.release(f.id(3)).isEmpty)
+        #expect(machine.holders(of: "x") == [f.id(0)])
+    }
+
+    @Test func aSiblingAskingWhileAnotherIsOfferedItsTurnWaitsBehindIt() {
+        let f = Fixture()
+        var machine = ExclusivityStateMachine()
+        check(machine.request(f.request(0, ["x"])))
+        check(machine.request(f.request(1, ["x"], ancestors: [0])))
+        let offered = ExclusivityStateMachine.Request(operation: f.id(2), categories: ["x"],
+                                                      ancestors: [f.id(0)], grantsAtTurn: false)
+        check(!machine.request(offered))
+        check(machine.release(f.id(1)) == [f.id(2)])
+        // 2 was offered the category and has not taken it yet: 3, asking later, waits.
+        check(!machine.request(f.request(3, ["x"], ancestors: [0])))
+        check(machine.requestAgain(f.id(2), sequence: offered.sequence) == true)
+        check(machine.release(f.id(2)) == [f.id(3)])
+    }
+
+    @Test func aWaitingGrandchildRunsUnderItsParentGroupOnceThatHolds() {
+        let f = Fixture()
+        var machine = ExclusivityStateMachine()
+        // 0 holds x; 1, its child, holds x too; 2 (a child group of 0) and then 3 (2's child) wait.
+        check(machine.request(f.request(0, ["x"])))
+        check(machine.request(f.request(1, ["x"], ancestors: [0])))
+        check(!machine.request(f.request(2, ["x"], ancestors: [0])))
+        check(!machine.request(f.request(3, ["x"], ancestors: [2, 0])))
+        // 1 gives back: 2's turn; holding, 2 is 3's innermost holder: 3 runs under it.
+        check(machine.release(f.id(1)) == [f.id(2), f.id(3)])
+        #expect(machine.holders(of: "x") == [f.id(0), f.id(2), f.id(3)])
+    }
+
+    @Test func aGroupGivingBackWhileItsChildrenWaitLeavesThemToItsOwnHolder() {
+        let f = Fixture()
+        var machine = ExclusivityStateMachine()
+        // 0 holds x; its child group 1 holds x; 1's children 2 (holding) and 3 (waiting).
+        check(machine.request(f.request(0, ["x"])))
+        check(machine.request(f.request(1, ["x"], ancestors: [0])))
+        check(machine.request(f.request(2, ["x"], ancestors: [1, 0])))
+        check(!machine.request(f.request(3, ["x"], ancestors: [1, 0])))
+        // 1 gives back (it was cancelled, say) while 2 holds: 3 now waits under 0, behind 2.
+        check(machine.release(f.id(1)).isEmpty)
+        #expect(machine.holders(of: "x") == [f.id(0), f.id(2)])
+        check(machine.release(f.id(2)) == [f.id(3)])
+        #expect(machine.holders(of: "x") == [f.id(0), f.id(3)])
+    }
+
     @Test func childWithACategoryItsGroupDoesNotHoldIsNotNested() {
         let f = Fixture()
         var machine = ExclusivityStateMachine()

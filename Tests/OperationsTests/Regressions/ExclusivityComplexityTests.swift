@@ -121,4 +121,40 @@ import Testing
         #expect(machine.keptCategoryCount <= 64, "\(machine.keptCategoryCount) categories kept")
         #expect(machine.work <= 40_000, "visited \(machine.work) entries")
     }
+
+    /// A group that holds a category, with thousands of children of the same category (issue 22's
+    /// bypasser herd: each release offered the category to every waiting child, and visited them
+    /// all): one child's turn per release, constant work each.
+    @Test func childrenOfAHoldingGroupTakeTheirGroupsCategoryOneTurnPerRelease() {
+        let count = 5_000
+        let group = Token()
+        let children = (0..<count).map { _ in Token() }
+        var machine = ExclusivityStateMachine()
+        func child(_ token: Token) -> ExclusivityStateMachine.Request {
+            ExclusivityStateMachine.Request(operation: ObjectIdentifier(token), categories: ["one"],
+                                            ancestors: [ObjectIdentifier(group)], grantsAtTurn: false)
+        }
+        let requests = children.map(child)
+        check(machine.request(Self.request(group, ["one"])))
+        check(machine.request(requests[0]))
+        for request in requests.dropFirst() {
+            check(!machine.request(request))
+        }
+        var turns = 0
+        for index in 0..<count {
+            let offered = machine.releaseReturningRequests(ObjectIdentifier(children[index])).turns.array.map(\.operation)
+            turns += offered.count
+            guard index + 1 < count else {
+                check(offered.isEmpty)
+                break
+            }
+            check(offered == [ObjectIdentifier(children[index + 1])], "release \(index) offered \(offered.count) turns")
+            // The child takes what it was offered, as its queue starts it.
+            check(machine.requestAgain(requests[index + 1].operation, sequence: requests[index + 1].sequence) == true)
+        }
+        #expect(turns == count - 1)
+        check(machine.release(ObjectIdentifier(group)).isEmpty)
+        #expect(machine.holders.isEmpty && machine.waiting.isEmpty)
+        #expect(machine.work <= UInt64(4 * count), "visited \(machine.work) entries for \(count) requests")
+    }
 }

@@ -149,14 +149,13 @@ import Dispatch
         #else
         let count = 10_000
         #endif
-        // Long enough for all of them to start first, even under a sanitizer on a busy machine
-        // (starting 10,000 took over 3 s under ThreadSanitizer with the whole suite running).
-        let wait = Duration.seconds(8)
+        // Longer than any test run: none of them can finish by itself before all have started,
+        // however slowly a loaded machine or a sanitizer starts them, so the test does not
+        // depend on timing. They end by cancellation, which finishes a waiting delay at once.
+        let wait = Duration.seconds(3_600)
         // A delay that held a worker thread could not run beside more than the pool's threads.
         #expect(WorkerPool.shared.maximumThreadCount < count)
 
-        // Counted as the delays start and finish: the moment the last one starts, none may have
-        // finished, so all of them were waiting at once.
         let census = DelayCensus(expecting: count)
         let delays = (0..<count).map { _ in
             let delay = DelayOp(for: wait)
@@ -168,20 +167,17 @@ import Dispatch
         }
         let queue = OpQueue()
         #expect(queue.maxConcurrentOperationCount == OpQueue.defaultMaxConcurrentOperationCount)
-        queue.isSuspended = true
         await queue.addOperations(delays, waitUntilFinished: false)
-        let start = ContinuousClock.now
-        queue.isSuspended = false
-        await queue.waitUntilAllOperationsAreFinished()
-        let elapsed = ContinuousClock.now - start
 
-        let finishedWhenTheLastStarted = census.finishedWhenTheLastStarted
-        #expect(finishedWhenTheLastStarted == 0, "\(finishedWhenTheLastStarted.map(String.init) ?? "no") delays had finished when the last one started, \(census.lastStartAfter(start)) after the queue resumed")
-        #expect(delays.allSatisfy { $0.isFinished && !$0.isCancelled && $0.error == nil })
-        #expect(elapsed >= wait)
-        // Serially they would take 80,000 seconds (the bound is loose: under a sanitizer, on a
-        // busy machine, the awaiting test task itself may resume late).
-        #expect(elapsed < .seconds(120), "took \(elapsed)")
+        // Every one of them is waiting at the same time: all started, none finished.
+        await census.allStarted()
+        #expect(census.finishedCount == 0)
+        #expect(delays.allSatisfy { $0.isExecuting && !$0.isFinished })
+
+        queue.cancelAllOperations()
+        await queue.waitUntilAllOperationsAreFinished()
+        #expect(census.finishedCount == count)
+        #expect(delays.allSatisfy { $0.isFinished && $0.isCancelled && $0.error == nil })
     }
 
     // MARK: Accessors
@@ -205,14 +201,12 @@ import Dispatch
 
     // MARK: Helpers
 
-    /// Counts delays starting and finishing, and notes how many had finished when the last one
-    /// started.
+    /// Counts delays starting and finishing, and lets a test wait until all have started.
     private final class DelayCensus: Sendable {
         private struct Counts {
             var started = 0
             var finished = 0
-            var finishedWhenTheLastStarted: Int?
-            var lastStart: ContinuousClock.Instant?
+            var waiter: CheckedContinuation<Void, Never>?
         }
 
         private let expected: Int
@@ -223,23 +217,31 @@ import Dispatch
         }
 
         func started() {
-            counts.withLockedValue { counts in
+            let waiter = counts.withLockedValue { counts -> CheckedContinuation<Void, Never>? in
                 counts.started += 1
-                if counts.started == expected {
-                    counts.finishedWhenTheLastStarted = counts.finished
-                    counts.lastStart = .now
-                }
+                guard counts.started == expected else { return nil }
+                defer { counts.waiter = nil }
+                return counts.waiter
             }
+            waiter?.resume()
         }
 
         func finished() {
             counts.withLockedValue { $0.finished += 1 }
         }
 
-        var finishedWhenTheLastStarted: Int? { counts.withLockedValue { $0.finishedWhenTheLastStarted } }
+        var finishedCount: Int { counts.withLockedValue { $0.finished } }
 
-        func lastStartAfter(_ instant: ContinuousClock.Instant) -> String {
-            counts.withLockedValue { $0.lastStart.map { "\($0 - instant)" } ?? "never" }
+        /// Returns once every expected delay has started.
+        func allStarted() async {
+            await withCheckedContinuation { continuation in
+                let allStarted = counts.withLockedValue { counts in
+                    if counts.started == expected { return true }
+                    counts.waiter = continuation
+                    return false
+                }
+                if allStarted { continuation.resume() }
+            }
         }
     }
 
