@@ -216,8 +216,15 @@ struct ExclusivityStateMachine {
 
     /// An operation asks for categories, or asks again when its turn was offered. Returns `true`
     /// if they are granted now; otherwise the request waits, and its turn comes with a later
-    /// event (``release(_:)``). An operation whose earlier request still waits with another
-    /// sequence number withdraws it first (the turns this gives are handed out by ``takeTurns()``).
+    /// event (``release(_:)``). An operation whose earlier request still waits (or holds) with an
+    /// older sequence number withdraws it first (the turns this gives are handed out by
+    /// ``takeTurns()``).
+    ///
+    /// A request older than the one the operation has in the table is stale, and is refused
+    /// (returns `false`, changes nothing): its operation passed its gates again since (a late
+    /// dependency), and its newer request was made first, by a thread that overtook the one making
+    /// this one. Replacing the newer one would leave the operation waiting for a turn that never
+    /// comes.
     ///
     /// Without `mayWait`, a request that cannot be granted now changes nothing and returns
     /// `false` (the caller asks again, allowed to wait, once it made sure it may).
@@ -226,9 +233,12 @@ struct ExclusivityStateMachine {
             if record.isWaiting && record.request.sequence == request.sequence {
                 return askAgain(record, mayWait: mayWait)
             }
+            if record.request.sequence > request.sequence { return false }
             guard mayWait else { return false }
             #if OPERATIONS_INTERNAL_CHECKS
-            precondition(!record.isGranted, "Internal inconsistency: an operation asks for \(request.categories) while it holds \(record.request.categories)")
+            // What a stale request got (its gate moved on) may be held still, given back soon.
+            precondition(!record.isGranted || record.request.sequence < request.sequence,
+                         "Internal inconsistency: an operation asks for \(request.categories) while it holds \(record.request.categories)")
             #endif
             // Never waits behind itself: what it held or asked for before is given up first.
             remove(record)
@@ -612,9 +622,11 @@ struct ExclusivityStateMachine {
     private mutating func changeHolders(of category: Category, _ holder: ObjectIdentifier, _ change: (Category) -> Void) {
         let front = category.front.flatMap { $0.isWaiting ? $0 : nil }
         let frontWasHeld = front.map { isHeld(category, against: $0.request) }
-        let reanchors = (category.bypasserAncestors[holder] ?? 0) > 0
-            || (category.bypassers[Anchor(holder: holder)]?.liveCount ?? 0) > 0
-        if reanchors {
+        if category.anchors.isEmpty {
+            // The common case: no bypasser waits.
+            change(category)
+        } else if (category.bypasserAncestors[holder] ?? 0) > 0
+                    || (category.bypassers[Anchor(holder: holder)]?.liveCount ?? 0) > 0 {
             reanchorBypassers(of: category) { change(category) }
         } else {
             let oldTop = category.top

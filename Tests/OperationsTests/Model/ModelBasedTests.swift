@@ -54,7 +54,7 @@ import Testing
     @Test func theOrderCheckFollowsPriorityThenReadiness() {
         typealias Entry = ReferenceModel.QueueState.Entry
         let member = { (priority: ModelPriority) in
-            ModelOrderSnapshot.Member(priority: priority, deps: [], runs: true, cancels: [], adds: [], inQueueAtStart: true)
+            ModelOrderSnapshot.Member(priority: priority, deps: [], runs: true, effects: [], inQueueAtStart: true)
         }
         let snapshot = ModelOrderSnapshot(
             queue: 0, phase: 0,
@@ -69,13 +69,37 @@ import Testing
         // starts unseen, in its turn.
         var tied = snapshot
         tied.entries = [Entry(op: 1, priority: .normal, sequence: 1)]
-        tied.members[2] = ModelOrderSnapshot.Member(priority: .normal, deps: [1], runs: true, cancels: [], adds: [], inQueueAtStart: true)
-        tied.members[3] = ModelOrderSnapshot.Member(priority: .normal, deps: [1], runs: true, cancels: [], adds: [], inQueueAtStart: true)
+        tied.members[2] = ModelOrderSnapshot.Member(priority: .normal, deps: [1], runs: true, effects: [], inQueueAtStart: true)
+        tied.members[3] = ModelOrderSnapshot.Member(priority: .normal, deps: [1], runs: true, effects: [], inQueueAtStart: true)
         #expect(ModelOrderCheck(snapshot: tied, observed: [1, 3, 2]).violation() == nil)
         #expect(ModelOrderCheck(snapshot: tied, observed: [1, 2, 3]).violation() == nil)
         tied.members[1]!.runs = false
         #expect(ModelOrderCheck(snapshot: tied, observed: [3, 2]).violation() == nil)
         #expect(ModelOrderCheck(snapshot: tied, observed: [1, 2, 3]).violation() != nil)
+    }
+
+    /// The shape the long run found on 2026-11-25: a body adds an operation to its queue, then
+    /// cancels a waiting one; the added one is on the ready list first, and the cancelled one's
+    /// dependent becomes ready after the added one's.
+    @Test func theOrderCheckListsWhatABodyDoesInTheOrderItDoesIt() {
+        typealias Entry = ReferenceModel.QueueState.Entry
+        func member(deps: [Int] = [], runs: Bool = true, effects: [ModelOrderSnapshot.Effect] = [],
+                    inQueue: Bool = true) -> ModelOrderSnapshot.Member {
+            ModelOrderSnapshot.Member(priority: .normal, deps: deps, runs: runs, effects: effects, inQueueAtStart: inQueue)
+        }
+        // 5 adds 2, then cancels 6 (which waits for 5); 4 waits for 6, 600 for 2.
+        let snapshot = ModelOrderSnapshot(
+            queue: 0, phase: 0, entries: [Entry(op: 5, priority: .normal, sequence: 1)],
+            members: [5: member(effects: [.adds(2), .cancels(6)]), 2: member(inQueue: false),
+                      6: member(deps: [5], runs: false), 4: member(deps: [6]), 600: member(deps: [2])],
+            isDeterminate: true)
+        #expect(ModelOrderCheck(snapshot: snapshot, observed: [5, 2, 600, 4]).violation() == nil)
+        #expect(ModelOrderCheck(snapshot: snapshot, observed: [5, 2, 4, 600]).violation() != nil)
+
+        var cancelsFirst = snapshot
+        cancelsFirst.members[5] = member(effects: [.cancels(6), .adds(2)])
+        #expect(ModelOrderCheck(snapshot: cancelsFirst, observed: [5, 2, 4, 600]).violation() == nil)
+        #expect(ModelOrderCheck(snapshot: cancelsFirst, observed: [5, 2, 600, 4]).violation() != nil)
     }
 
     @Test func theModelRefusesStepsItCannotPredict() {

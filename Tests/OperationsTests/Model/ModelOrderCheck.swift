@@ -66,20 +66,25 @@ struct ModelOrderCheck {
         return false
     }
 
-    /// Starts `entry`: its body's cancellations and additions list operations, then it finishes
+    /// Starts `entry`: its body's cancellations and additions list operations (in the order the
+    /// body makes them), then it finishes
     /// and its dependents that became ready are listed together.
     private func start(_ entry: Entry, _ member: ModelOrderSnapshot.Member, in state: State) -> State {
         var state = state
         state.ready.removeAll { $0 == entry }
         if member.runs {
             state.position += 1
-            for target in member.cancels where state.waiting.contains(target) {
-                list(target, in: &state)
-            }
-            for target in member.adds {
-                state.inQueue.insert(target)
-                state.waiting.insert(target)
-                if isReady(target, state) { list(target, in: &state) }
+            // In the body's order: an operation cancelled after another was added is listed
+            // after it.
+            for effect in member.effects {
+                switch effect {
+                case .cancels(let target):
+                    if state.waiting.contains(target) { list(target, in: &state) }
+                case .adds(let target):
+                    state.inQueue.insert(target)
+                    state.waiting.insert(target)
+                    if isReady(target, state) { list(target, in: &state) }
+                }
             }
         }
         state.finished.insert(entry.op)

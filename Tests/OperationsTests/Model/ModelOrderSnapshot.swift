@@ -8,13 +8,20 @@ struct ModelOrderSnapshot: Sendable {
         var deps: [Int]
         /// Whether its body runs when it is started (otherwise it finishes without running).
         var runs: Bool
-        /// Operations of the queue its body cancels, and those it adds to the queue.
-        var cancels: [Int]
-        var adds: [Int]
+        /// What its body does to operations of the queue, in the order it does it: which it
+        /// cancels and which it adds (a cancellation lists a waiting operation at once, so its
+        /// place among the additions decides the order of the ready list).
+        var effects: [Effect]
         /// Whether it is in the queue when the phase begins (or is added by a body).
         var inQueueAtStart: Bool
         /// Whether it was cancelled when the phase began: it is ready whatever its dependencies.
         var isCancelledAtStart = false
+    }
+
+    /// A body's action on an operation of the queue.
+    enum Effect: Sendable, Equatable {
+        case cancels(Int)
+        case adds(Int)
     }
 
     var queue: Int

@@ -87,14 +87,14 @@ extension ReferenceModel {
                 // Joined in this phase with the operation whose `.dependency` condition held it.
                 snapshot.isDeterminate = false
             }
-            let cancels = op.bodyActions.compactMap { action -> Int? in
-                guard case .cancel(let target) = action, ops[target]?.queue == queue else { return nil }
-                return target
+            let effects = op.bodyActions.compactMap { action -> ModelOrderSnapshot.Effect? in
+                if case .cancel(let target) = action, ops[target]?.queue == queue { return .cancels(target) }
+                if let target = action.added, ops[target]?.queue == queue { return .adds(target) }
+                return nil
             }
-            let adds = op.bodyActions.compactMap(\.added).filter { ops[$0]?.queue == queue }
             snapshot.members[id] = ModelOrderSnapshot.Member(
                 priority: op.priority, deps: deps, runs: op.ran && op.runPhase == phase,
-                cancels: cancels, adds: adds, inQueueAtStart: membersAtStart.contains(id),
+                effects: effects, inQueueAtStart: membersAtStart.contains(id),
                 isCancelledAtStart: cancelledAtStart.contains(id))
         }
     }
