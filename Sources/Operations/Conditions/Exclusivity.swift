@@ -186,14 +186,21 @@ enum Exclusivity {
 
     /// Tells the operations whose turn came: one started by hand holds its categories now and its
     /// thread wakes; one in a queue goes to the front of its queue's ready list.
-    private static func tell(_ turns: some Sequence<ExclusivityStateMachine.Request>) {
-        for request in turns {
-            guard let asker = request.payload as? Asker else { continue }
-            if let waker = asker.waker {
-                waker.signal()
-            } else {
-                asker.operation.exclusivityTurnCame(generation: asker.generation, attempt: asker.attempt)
-            }
+    private static func tell(_ turns: SmallList<ExclusivityStateMachine.Request>) {
+        turns.forEach(tell)
+    }
+
+    private static func tell(_ turns: [ExclusivityStateMachine.Request]) {
+        turns.forEach(tell)
+    }
+
+    private static func tell(_ request: ExclusivityStateMachine.Request) {
+        // Its payload is always an `Asker`: the one kind of payload this storage makes.
+        guard let asker = request.payload.map({ unsafeDowncast($0, to: Asker.self) }) else { return }
+        if let waker = asker.waker {
+            waker.signal()
+        } else {
+            asker.operation.exclusivityTurnCame(generation: asker.generation, attempt: asker.attempt)
         }
     }
 

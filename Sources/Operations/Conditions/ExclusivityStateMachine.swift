@@ -249,7 +249,7 @@ struct ExclusivityStateMachine {
             let name = request.categories[0]
             let category = categories[name]
             if let category, !isAvailable(category, to: request, bypasses: bypasses) {
-                if mayWait { enqueue(request, bypasses: bypasses) }
+                if mayWait { enqueue(request, bypasses: bypasses, in: unparked(category)) }
                 return false
             }
             let record = Record(request, bypasses: bypasses)
@@ -465,13 +465,14 @@ struct ExclusivityStateMachine {
 
     // MARK: Waiting
 
-    /// Puts a request that cannot be granted in the lines of its categories.
-    private mutating func enqueue(_ request: Request, bypasses: Bool) {
+    /// Puts a request that cannot be granted in the lines of its categories (`known`: its only
+    /// category, looked up already).
+    private mutating func enqueue(_ request: Request, bypasses: Bool, in known: Category? = nil) {
         let record = Record(request, bypasses: bypasses)
         records[request.operation] = record
         var blocked = 0
         for name in request.categories {
-            let category = category(named: name)
+            let category = known ?? category(named: name)
             record.categoryObjects.append(CategoryReference(category: category))
             if bypasses {
                 if joinBypassers(record, category) { blocked += 1 }

@@ -51,6 +51,14 @@ struct SmallList<Element>: Sequence {
         return tail.remove(at: index - 1)
     }
 
+    /// Calls `body` on each element, in order: without an iterator, which would copy the list
+    /// (the exclusivity table hands out its turns in one on every release).
+    func forEach(_ body: (Element) throws -> Void) rethrows {
+        guard let head else { return }
+        try body(head)
+        for element in tail { try body(element) }
+    }
+
     /// The elements, in order.
     var array: [Element] {
         guard let head else { return [] }
