@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func theQueuesFieldsTakeSixteenBytes() {
-        #expect(MemoryLayout<Op.QueueMembership>.size == 16)
+        #expect(MemoryLayout<Op.QueueMembership>.stride <= 16)
     }
 
     @Test func aBlockOpStoresOneClosure() {

@@ -17,7 +17,8 @@ import Dispatch
 /// with the queue's, and a request, which reads the copy, never waits for a suspended queue.
 /// Nothing else is locked under the table's lock, and nothing is called or released under it.
 enum Exclusivity {
-    /// The operation behind a request (the request's payload), kept alive while it holds or waits.
+    /// The operation behind a request that waits (the request's payload), kept alive while it
+    /// waits or holds, and how to tell it of its turn.
     fileprivate final class Asker {
         let operation: Op
         /// Its queue, if it asks as its queue starts it (withdrawn when the queue is suspended).
@@ -55,9 +56,11 @@ enum Exclusivity {
             return suspendedQueues[ObjectIdentifier(queue)]?.queue === queue
         }
 
-        /// The operation of `operation`'s request, if it holds or waits.
+        /// The operation of `operation`'s request, if it holds or waits (the payload of a request
+        /// that waits is an `Asker`; of one granted at once, the operation).
         func operation(_ operation: ObjectIdentifier) -> Op? {
-            (machine.payload(of: operation) as? Asker)?.operation
+            let payload = machine.payload(of: operation)
+            return (payload as? Asker)?.operation ?? payload as? Op
         }
     }
 
@@ -82,11 +85,14 @@ enum Exclusivity {
             Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation,
                   attempt: attempt, waker: waker)
         }
+        // The payload of a request granted at once is the operation itself; one that waits gets
+        // an `Asker`, which says how to tell it of its turn (most requests in a queue are granted
+        // at once: its lane lets one operation of a category ask at a time).
         func makeRequest() -> ExclusivityStateMachine.Request {
             ExclusivityStateMachine.Request(
                 operation: ObjectIdentifier(operation), categories: categories,
                 ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
-                sequence: sequence, grantsAtTurn: queue == nil, payload: makeAsker())
+                sequence: sequence, grantsAtTurn: queue == nil, payload: operation)
         }
         let (outcome, turns): (Outcome, SmallList<ExclusivityStateMachine.Request>) = table.withLockedValue { table in
             // An operation that already finished asks for nothing (it gave back, with `release`,
@@ -106,6 +112,10 @@ enum Exclusivity {
                 }
             } else {
                 granted = table.machine.request(makeRequest(), mayWait: mayWait)
+                // A stale request, refused, made no record: the newer one keeps its payload.
+                if !granted && mayWait && table.machine.knows(ObjectIdentifier(operation), sequence: sequence) {
+                    table.machine.setPayload(of: ObjectIdentifier(operation), makeAsker())
+                }
             }
             if !granted && !mayWait { return (.steppedAside, SmallList()) }
             // Any turns come from an earlier request of the operation, given up (see `request`).
@@ -195,7 +205,7 @@ enum Exclusivity {
     }
 
     private static func tell(_ request: ExclusivityStateMachine.Request) {
-        // Its payload is always an `Asker`: the one kind of payload this storage makes.
+        // Turns come only to requests that waited, and those carry an `Asker` (see `acquire`).
         guard let asker = request.payload.map({ unsafeDowncast($0, to: Asker.self) }) else { return }
         if let waker = asker.waker {
             waker.signal()

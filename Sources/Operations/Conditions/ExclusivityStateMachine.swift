@@ -128,6 +128,12 @@ struct ExclusivityStateMachine {
         var sequenceNumber: UInt64 { request.sequence }
     }
 
+    /// A category and its name (see ``existingCategory(named:)``).
+    private struct RecentCategory {
+        let name: String
+        let category: Category
+    }
+
     /// A record's reference to one of its categories (see ``Record/categoryObjects``).
     private struct CategoryReference {
         unowned let category: Category
@@ -200,6 +206,9 @@ struct ExclusivityStateMachine {
     /// The categories in use, and unused ones kept for a while (a category used over and over is
     /// not made and dropped each time).
     private var categories: [String: Category] = [:]
+    /// The category found last (see ``existingCategory(named:)``); forgotten when unused
+    /// categories are swept.
+    private var recentCategory: RecentCategory?
     /// How many of `categories` are unused; they are swept once they outnumber the others (and
     /// a few dozen), so that names used once do not pile up.
     private var unusedCategories = 0
@@ -247,7 +256,7 @@ struct ExclusivityStateMachine {
         if request.categories.count == 1 {
             // The common case: one category, looked up once.
             let name = request.categories[0]
-            let category = categories[name]
+            let category = existingCategory(named: name)
             if let category, !isAvailable(category, to: request, bypasses: bypasses) {
                 if mayWait { enqueue(request, bypasses: bypasses, in: unparked(category)) }
                 return false
@@ -460,6 +469,7 @@ struct ExclusivityStateMachine {
         guard unusedCategories > 32, unusedCategories * 2 > categories.count else { return }
         work &+= UInt64(categories.count)
         categories = categories.filter { !$0.value.isParked }
+        recentCategory = nil
         unusedCategories = 0
     }
 
@@ -674,12 +684,23 @@ struct ExclusivityStateMachine {
     }
 
     private mutating func category(named name: String) -> Category {
-        if let category = categories[name] {
+        if let category = existingCategory(named: name) {
             return unparked(category)
         }
         let created = Category()
         categories[name] = created
+        recentCategory = RecentCategory(name: name, category: created)
         return created
+    }
+
+    /// The category named `name`, if the machine keeps it (in use or parked). The last one found
+    /// is remembered: an operation's requests and its neighbours' name the same category over and
+    /// over, and comparing a name costs less than hashing it.
+    private mutating func existingCategory(named name: String) -> Category? {
+        if let recent = recentCategory, recent.name == name { return recent.category }
+        guard let found = categories[name] else { return nil }
+        recentCategory = RecentCategory(name: name, category: found)
+        return found
     }
 
     // MARK: Reading

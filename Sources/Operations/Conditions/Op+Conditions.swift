@@ -90,7 +90,10 @@ extension Op {
     /// ``Exclusivity``). Returns the start to perform: `.skip` (its slot goes back) if they are
     /// not granted now: the operation waits for its turn, holding nothing, or stepped aside
     /// because its queue is suspended.
-    final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> OpStateMachine.StartAction {
+    ///
+    /// `waits` says whether a skipped start leaves the operation asking (it waits for its turn,
+    /// or stepped aside until its suspended queue resumes), rather than coming to nothing.
+    final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> (start: OpStateMachine.StartAction, waits: Bool) {
         let generation = request.generation
         switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), sequence: request.sequence,
                                    generation: generation, attempt: request.attempt, queue: request.queue,
@@ -100,17 +103,18 @@ extension Op {
             if givesBack {
                 Exclusivity.release(self, sequence: request.sequence)
             }
-            return start
+            return (start, false)
         case .waiting:
             // A dependency added, or a cancellation, since the queue started it withdrew its
             // request, perhaps before it was made: withdrawn again now, so that none is left.
             if withState({ $0.categoryRequestIsStale(generation: generation) }) {
                 Exclusivity.release(self, sequence: request.sequence)
+                return (.skip, false)
             }
-            return .skip
+            return (.skip, true)
         case .steppedAside:
             exclusivitySteppedAside(generation: generation, attempt: request.attempt)
-            return .skip
+            return (.skip, true)
         }
     }
 
@@ -137,6 +141,8 @@ extension Op {
         closing.cancelsTask?.cancel()
         if let sequence = closing.withdrawsRequest {
             Exclusivity.release(self, sequence: sequence)
+            // It no longer asks: the operations of its queue parked behind it go on.
+            withState { $0.queue }?.releaseLane(of: self)
         }
     }
 

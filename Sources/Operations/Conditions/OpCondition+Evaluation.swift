@@ -31,8 +31,9 @@ extension OpCondition {
         }
     }
 
-    /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
-    var exclusivityCategories: [String] {
+    /// The exclusivity categories a condition of `kind` asks for: its own, and those of
+    /// ``all(_:)`` (see ``exclusivityCategories``).
+    static func exclusivityCategories(of kind: Kind) -> [String] {
         switch kind {
         case .mutuallyExclusive(let category): [category]
         case .all(let conditions): conditions.flatMap(\.exclusivityCategories)

@@ -29,6 +29,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     /// The name used in ``ConditionFailedError`` and in diagnostics.
     public let name: String
     let kind: Kind
+    /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
+    /// Worked out once, when the condition is made: every operation it is added to reads them.
+    let exclusivityCategories: [String]
 
     /// What the condition checks.
     indirect enum Kind: Sendable {
@@ -59,6 +62,7 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     init(name: String, kind: Kind) {
         self.name = name
         self.kind = kind
+        self.exclusivityCategories = Self.exclusivityCategories(of: kind)
     }
 
     // MARK: Built-ins

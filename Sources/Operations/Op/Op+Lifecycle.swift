@@ -49,15 +49,20 @@ extension Op {
         case finished(completesInDrainer: Bool)
         /// An asynchronous operation is executing; it gives its slot back when it finishes.
         case continuesAsynchronously
-        /// The ready-list entry was stale; the slot can be reused.
+        /// The ready-list entry was stale, or the start came to nothing; the slot can be reused.
         case skipped
+        /// The operation waits for its exclusivity categories (or stepped aside until its
+        /// suspended queue resumes); the slot can be reused.
+        case waitsForCategories
     }
 
     /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
     final func runFromQueue(ticket: Op.Ticket) -> QueueRunOutcome {
         var action = lifecycleTransition { $0.startFromQueue(ticket: ticket) }
         if case .takeCategories(let request) = action {
-            action = takeCategoriesToStart(request)
+            let waits: Bool
+            (action, waits) = takeCategoriesToStart(request)
+            if waits { return .waitsForCategories }
         }
         switch action {
         case .run:

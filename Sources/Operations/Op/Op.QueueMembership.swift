@@ -14,10 +14,35 @@ extension Op {
         private var storedSlot: Int32 = -1
         /// The ticket of the live ready-list entry; entries with other tickets are stale.
         var readyTicket: Op.Ticket = 0
+        /// `isBarrier`, `hasLiveReadyEntry`, `isParked` and `isLaneHead`, one bit each (the flags
+        /// share a byte, which keeps the membership at sixteen bytes).
+        private var bits: UInt8 = 0
+
         /// Whether the queue treats the operation as a barrier.
-        var isBarrier = false
+        var isBarrier: Bool {
+            get { bits & 1 != 0 }
+            set { bits = newValue ? bits | 1 : bits & ~1 }
+        }
+
         /// Whether the queue holds a live (not stale) ready-list entry for the operation.
-        var hasLiveReadyEntry = false
+        var hasLiveReadyEntry: Bool {
+            get { bits & 2 != 0 }
+            set { bits = newValue ? bits | 2 : bits & ~2 }
+        }
+
+        /// Whether its live entry waits in a lane of its queue (see ``OpQueueStateMachine/Lane``)
+        /// rather than in the ready lists.
+        var isParked: Bool {
+            get { bits & 4 != 0 }
+            set { bits = newValue ? bits | 4 : bits & ~4 }
+        }
+
+        /// Whether it is the head of a lane of its queue: the one operation of its category that
+        /// the queue lets ask the exclusivity table (see ``OpQueueStateMachine/Lane``).
+        var isLaneHead: Bool {
+            get { bits & 8 != 0 }
+            set { bits = newValue ? bits | 8 : bits & ~8 }
+        }
 
         /// The operation's position in its queue's ``MemberList``; -1 outside a queue. Below twice
         /// the number of members (plus ``NarrowedCounters/memberListSlack``), at any age of the

@@ -151,6 +151,13 @@ extension OpStateMachine {
 
     // MARK: Exclusivity, in a queue
 
+    /// The operation's single exclusivity category, by which it waits in a lane of its queue
+    /// (see ``OpQueueStateMachine/Lane``); `nil` if it has none, or several.
+    var laneCategory: String? {
+        guard isExclusive, let extras, extras.exclusivityCategories.count == 1 else { return nil }
+        return extras.exclusivityCategories[0]
+    }
+
     /// Called as the queue starts the operation (``startFromQueue(ticket:)``): an exclusive
     /// operation that is not cancelled takes its categories first. Returns what it asks for if so
     /// (the gate moves to ``Gate/waitingForExclusivity``).
@@ -318,7 +325,8 @@ extension OpStateMachine {
         let task = gateState?.conditionTask
         gateState?.conditionTask = nil
         return GateWork(task: task, waker: gateState?.waker,
-                        withdrawsRequest: withdraws ? extras.exclusivitySequence : nil)
+                        withdrawsRequest: withdraws ? extras.exclusivitySequence : nil,
+                        unparksIn: withdraws && isScheduled ? queue : nil)
     }
 
     /// Hands over the dependencies contributed by conditions, to be added to the queue.

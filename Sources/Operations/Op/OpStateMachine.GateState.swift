@@ -42,13 +42,18 @@ extension OpStateMachine {
         /// The sequence number of its exclusivity request, to withdraw: a cancelled operation
         /// keeps nobody waiting for its categories while it waits to be started and finish.
         var withdrawsRequest: UInt64?
+        /// The queue in whose lane of mutual exclusivity the operation may be parked (see
+        /// ``OpQueueStateMachine/Lane``): a cancelled one goes on at once, to finish.
+        var unparksIn: OpQueue?
 
-        /// Stops it: cancels the task, withdraws the request, wakes the waiting start.
+        /// Stops it: cancels the task, withdraws the request, lets it out of its lane, wakes the
+        /// waiting start.
         func stop(for operation: Op) {
             task?.cancel()
             if let withdrawsRequest {
                 Exclusivity.release(operation, sequence: withdrawsRequest)
             }
+            unparksIn?.unparkCancelled(operation)
             waker?.signal()
         }
     }

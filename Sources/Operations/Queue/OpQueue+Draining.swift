@@ -64,15 +64,20 @@ extension OpQueue {
         var noted = started
         var releasing = false
         var leaving: Op?
+        var cameToNothing: Op?
         while true {
             if let entry = handedOver {
                 handedOver = nil
-                run(entry, releasing: &releasing, leaving: &leaving)
+                run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing)
                 continue
             }
             // One lock acquisition per operation: the one that just finished leaves, its slot is
             // given back, and the next one is taken.
             var step: DrainStep = withLock {
+                if let operation = cameToNothing {
+                    // A lane's head that will not ask after all lets the next one go.
+                    _ = machine.releaseLane(of: operation, callerWillPoll: true)
+                }
                 let left = leaving.map { leaveLocked($0, callerWillPoll: true) }
                 if let left, left.changes.recorded {
                     // Observers learn of the leaving before this drainer takes another operation,
@@ -82,7 +87,7 @@ extension OpQueue {
                     return DrainStep(next: nil, left: left, requestsDrainer: machine.releaseSlot(),
                                      stallCheck: nil, discarded: machine.takeDiscarded())
                 }
-                let next = machine.next(releasingSlot: releasing)
+                let next = machine.next(releasingSlot: releasing, laneCategory: OpQueue.laneCategory)
                 let discarded = machine.takeDiscarded()   // released below, outside the lock
                 if case .stop = next {
                     return DrainStep(next: next, left: left, requestsDrainer: false,
@@ -97,6 +102,7 @@ extension OpQueue {
                 performLeaving(left, completing: leaving)
             }
             leaving = nil
+            cameToNothing = nil
             if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
             let entry: ReadyLists.Entry
             switch step.next {
@@ -114,11 +120,11 @@ extension OpQueue {
                 startDrainer(handingOver: entry)
                 return
             }
-            run(entry, releasing: &releasing, leaving: &leaving)
+            run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing)
             if sharing {
                 // The Dispatch queue runs other work too: after a slice, hand it back.
                 if DispatchTime.now().uptimeNanoseconds - started > OpQueue.dispatchQueueTimeSlice {
-                    yield(leaving: leaving, releasingSlot: releasing)
+                    yield(leaving: leaving, releasingSlot: releasing, cameToNothing: cameToNothing)
                     return
                 }
             } else if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
@@ -132,7 +138,7 @@ extension OpQueue {
                     noted = now
                 }
                 if now - started > OpQueue.drainerTimeSlice {
-                    yield(leaving: leaving, releasingSlot: releasing)
+                    yield(leaving: leaving, releasingSlot: releasing, cameToNothing: cameToNothing)
                     return
                 }
             }
@@ -142,12 +148,15 @@ extension OpQueue {
     /// Runs a popped entry's operation; says whether its slot is to be given back and whether it
     /// leaves the queue with the next lock acquisition.
     @inline(__always)
-    private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?) {
+    private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?, cameToNothing: inout Op?) {
         switch entry.operation.runFromQueue(ticket: entry.ticket) {
         case .finished(let completesInDrainer):
             releasing = true
             leaving = completesInDrainer ? entry.operation : nil
         case .skipped:
+            releasing = true
+            cameToNothing = entry.operation
+        case .waitsForCategories:
             releasing = true
         case .continuesAsynchronously:
             releasing = false
@@ -155,11 +164,13 @@ extension OpQueue {
     }
 
     /// A drainer stops: `leaving` (if any) leaves the queue, the slot goes back if
-    /// `releasingSlot`, and another drainer is requested if more can start.
-    private final func yield(leaving: Op?, releasingSlot: Bool) {
+    /// `releasingSlot`, the lane of `cameToNothing` (an operation whose start came to nothing)
+    /// lets its next operation go, and another drainer is requested if more can start.
+    private final func yield(leaving: Op?, releasingSlot: Bool, cameToNothing: Op?) {
         let (left, requestsDrainer) = withLock {
+            let unparks = cameToNothing.map { machine.releaseLane(of: $0, callerWillPoll: false) } ?? false
             let left = leaving.map { leaveLocked($0, callerWillPoll: false) }
-            return (left, releasingSlot ? machine.releaseSlot() : machine.requestDrainerIfNeeded())
+            return (left, (releasingSlot ? machine.releaseSlot() : machine.requestDrainerIfNeeded()) || unparks)
         }
         if requestsDrainer { startDrainer() }
         if let left, let leaving {

@@ -245,3 +245,37 @@ extension OpQueue {
         withExtendedLifetime(leaving.action.departed) {}
     }
 }
+
+// MARK: Lanes of mutual exclusivity
+
+extension OpQueue {
+    /// The single exclusivity category by which `operation` waits in a lane of its queue (see
+    /// ``OpQueueStateMachine/Lane``), or `nil`: a group asks for its children's categories too,
+    /// and an operation with several categories asks the table directly.
+    static func laneCategory(of operation: Op) -> String? {
+        guard !(operation is GroupOp) else { return nil }
+        return operation.withState { $0.laneCategory }
+    }
+
+    /// `operation` no longer asks for its lane's category (a dependency was added to it): the
+    /// operations of this queue parked behind it go on.
+    final func releaseLane(of operation: Op) {
+        let (requestsDrainer, discarded) = withLock { (machine.releaseLane(of: operation, callerWillPoll: false), machine.takeDiscarded()) }
+        withExtendedLifetime(discarded) {}
+        if requestsDrainer { startDrainer() }
+    }
+
+    /// `operation` was cancelled: if it is parked in a lane, it goes to the front of the ready
+    /// lists, to finish at once.
+    final func unparkCancelled(_ operation: Op) {
+        let requestsDrainer = withLock { machine.unparkCancelled(operation) }
+        if requestsDrainer { startDrainer() }
+    }
+}
+
+extension OpQueue {
+    /// Whether `operation` is parked in one of this queue's lanes (for tests and diagnostics).
+    final func isParkedInLane(_ operation: Op) -> Bool {
+        withLock { operation.membership.isParked }
+    }
+}

@@ -85,6 +85,15 @@ struct OpQueueStateMachine {
     /// Ready operations of later epochs, by epoch.
     private(set) var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
 
+    // Lanes of mutual exclusivity (see `Lane`).
+    /// The queue's lane while it has only one (most queues use one category at a time): found
+    /// without hashing its category's name or its head, and kept out of the tables below.
+    var soleLane: Lane?
+    /// The lanes in use, by category, when there are several.
+    var lanes: [String: Lane] = [:]
+    /// The lane of each head, when there are several.
+    var laneOfHead: [ObjectIdentifier: Lane] = [:]
+
     // Stall detection.
     /// Counts starts, departures and pushes: a stall check compares it to see whether anything
     /// happened since the stall was noticed.
@@ -121,6 +130,7 @@ struct OpQueueStateMachine {
     mutating func removeMember(_ operation: Op, callerWillPoll: Bool = false) -> Action {
         progressGeneration &+= 1
         var action = Action()
+        let unparks = releaseLane(of: operation, callerWillPoll: callerWillPoll)
         action.departed = members.remove(operation)
         if operation.membership.isBarrier {
             precondition(operation.membership.epoch == completedBarriers && epochCounts[0] == 0,
@@ -145,7 +155,7 @@ struct OpQueueStateMachine {
             action.waiters = waiters
             waiters = []
         }
-        action.requestDrainer = requestDrainerIfNeeded(callerWillPoll: callerWillPoll)
+        action.requestDrainer = requestDrainerIfNeeded(callerWillPoll: callerWillPoll) || unparks
         return action
     }
 
@@ -179,9 +189,14 @@ struct OpQueueStateMachine {
             let isHeld = epoch > completedBarriers
             var isNewest = true
             if operation.membership.hasLiveReadyEntry {
-                // Entries in `held` are counted when their epoch moves them to the ready lists.
-                if !isHeld { staleEntries += 1 }
                 isNewest = Op.isNewer(entry.ticket, than: operation.membership.readyTicket)
+                if operation.membership.isParked && isNewest {
+                    // The stale one is the parked entry, in its lane: dropped when its turn comes.
+                    operation.membership.isParked = false
+                } else if !isHeld {
+                    // Entries in `held` are counted when their epoch moves them to the ready lists.
+                    staleEntries += 1
+                }
             }
             if isNewest {
                 let crossesHalf = (entry.ticket ^ operation.membership.readyTicket) & Op.ticketHalfBit != 0
@@ -217,14 +232,18 @@ struct OpQueueStateMachine {
         entry.operation.membership.hasLiveReadyEntry && entry.ticket == entry.operation.membership.readyTicket
     }
 
-    /// Accounts for a popped entry; returns whether it was live.
-    private mutating func consume(_ entry: Entry) -> Bool {
-        if Self.isLive(entry) {
-            entry.operation.membership.hasLiveReadyEntry = false
-            return true
-        }
-        staleEntries -= 1
-        return false
+    /// Puts the live entry of an operation that was parked in a lane at the front of the ready
+    /// lists (see ``Lane``): the lane lets it go. Returns whether a drainer is needed (none if
+    /// `callerWillPoll`: a drainer of this queue asks for the next operation right after).
+    mutating func pushUnparked(_ entry: Entry, callerWillPoll: Bool) -> Bool {
+        ready.push(entry, priority: .veryHigh)
+        progressGeneration &+= 1
+        return requestDrainerIfNeeded(callerWillPoll: callerWillPoll)
+    }
+
+    /// Drops a lane's entry that is stale, to be released after unlocking.
+    mutating func discardFromLane(_ entry: Entry) {
+        discarded.append(entry)
     }
 
     /// Drops stale entries when they outnumber the live ones (or when nothing else is left), so
@@ -295,7 +314,11 @@ struct OpQueueStateMachine {
 
     /// A drainer asks for the next operation, first giving back the slot of the one it ran
     /// (if `releasingSlot`).
-    mutating func next(releasingSlot: Bool) -> NextAction {
+    ///
+    /// `laneCategory` gives the single exclusivity category of an operation about to start (see
+    /// ``Lane``); it is asked only of operations with gates. Without it (the scheduler's own
+    /// tests), no operation waits in a lane.
+    mutating func next(releasingSlot: Bool, laneCategory: (Op) -> String? = { _ in nil }) -> NextAction {
         if releasingSlot {
             releaseSlotLocked()
         }
@@ -306,11 +329,19 @@ struct OpQueueStateMachine {
             next = barrier.entry
         } else {
             while let candidate = ready.pop() {
-                if consume(candidate) {
-                    next = candidate
-                    break
+                guard Self.isLive(candidate) else {
+                    staleEntries -= 1
+                    discarded.append(candidate)
+                    continue
                 }
-                discarded.append(candidate)
+                let operation = candidate.operation
+                if operation.flags.load(ordering: .relaxed) & (Op.Flags.gated | Op.Flags.cancelled) == Op.Flags.gated,
+                   !operation.membership.isLaneHead, parksInLane(candidate, category: laneCategory(operation)) {
+                    continue
+                }
+                operation.membership.hasLiveReadyEntry = false
+                next = candidate
+                break
             }
             compactIfNeeded()
         }

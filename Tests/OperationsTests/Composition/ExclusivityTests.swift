@@ -122,8 +122,8 @@ private struct Holder: Sendable {
         queue.addOperation(onlyX)
         queue.addOperation(onlyY)
         // They ask for their categories when the queue starts them.
-        #expect(eventually(seconds: 5) { gate(of: onlyX) == .waitingForExclusivity })
-        #expect(eventually(seconds: 5) { gate(of: onlyY) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(onlyX) })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(onlyY) })
         #expect(holders(x) == ids(both))
         #expect(holders(y) == ids(both))
         release.open()
@@ -142,7 +142,7 @@ private struct Holder: Sendable {
         let queue = OpQueue()
         #expect(holderOfY.run(on: queue))
         queue.addOperation(both)
-        #expect(eventually(seconds: 5) { gate(of: both) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(both) })
         #expect(holders(x).isEmpty)
         #expect(holders(y) == ids(holderOfY.op))
         holderOfY.release.open()
@@ -168,7 +168,7 @@ private struct Holder: Sendable {
         let readinessOrder = [3, 1, 4, 0, 2]
         for index in readinessOrder {
             triggers[index].start()
-            #expect(eventually(seconds: 5) { gate(of: waiters[index]) == .waitingForExclusivity })
+            #expect(eventually(seconds: 5) { waitsForItsCategory(waiters[index]) })
         }
         #expect(log.count == 0)
         holder.release.open()
@@ -189,7 +189,7 @@ private struct Holder: Sendable {
         }
         // They ask as the queue starts them, perhaps on several threads: they wait in the order
         // they were added (in which they passed their conditions) whatever the order they ask in.
-        #expect(eventually(seconds: 5) { waiters.allSatisfy { gate(of: $0) == .waitingForExclusivity } })
+        #expect(eventually(seconds: 5) { waiters.allSatisfy { waitsForItsCategory($0) } })
         holder.release.open()
         #expect(drains(queue))
         #expect(log.all == Array(0..<8))
@@ -223,7 +223,7 @@ private struct Holder: Sendable {
         #expect(holder.run(on: queue))
         queue.addOperation(cancelled)
         queue.addOperation(next)
-        #expect(eventually(seconds: 5) { gate(of: cancelled) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(cancelled) })
         cancelled.cancel()
         // Finishes while the holder still holds the category.
         #expect(eventually(seconds: 5) { cancelled.isFinished })
@@ -249,7 +249,7 @@ private struct Holder: Sendable {
             manual.start()
             done.open()
         }
-        #expect(eventually(seconds: 5) { gate(of: manual) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(manual) })
         #expect(!manual.isFinished)
         holder.release.open()
         #expect(done.wait())
@@ -327,7 +327,7 @@ private struct Holder: Sendable {
         // The group holds it once the queue starts it (and perhaps a child, nested, already).
         #expect(eventually(seconds: 5) { holders(category).first == ObjectIdentifier(group) })
         queue.addOperation(outsider)
-        #expect(eventually(seconds: 5) { gate(of: outsider) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(outsider) })
         release.open()
         #expect(drains(queue))
         #expect(meter.total == 2)
@@ -355,7 +355,7 @@ private struct Holder: Sendable {
         queue.addOperation(group)
         #expect(eventually(seconds: 5) { group.isExecuting })
         queue.addOperation(outsider)
-        #expect(eventually(seconds: 5) { gate(of: outsider) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(outsider) })
         trigger.start()
         #expect(drains(queue))
         #expect(log.all == ["child", "outsider"])
@@ -381,7 +381,7 @@ private struct Holder: Sendable {
         #expect(holderOfY.run(on: queue))
         queue.addOperation(group)
         // All or none: the group waits for y, holding neither.
-        #expect(eventually(seconds: 5) { gate(of: group) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(group) })
         #expect(holders(x).isEmpty)
         #expect(holders(y) == ids(holderOfY.op))
         holderOfY.release.open()
@@ -409,7 +409,7 @@ private struct Holder: Sendable {
         let queue = OpQueue()
         #expect(holderOfY.run(on: queue))
         queue.addOperation(group)
-        #expect(eventually(seconds: 5) { late.group === group && gate(of: late) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { late.group === group && waitsForItsCategory(late) })
         #expect(holders(x) == ids(group))
         holderOfY.release.open()
         #expect(drains(queue))
@@ -440,7 +440,7 @@ private struct Holder: Sendable {
         queue.addOperation(group)
         #expect(started.wait())
         queue.addOperation(outsider)
-        #expect(eventually(seconds: 5) { gate(of: outsider) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(outsider) })
         go.open()
         let emptied = drains(queue, seconds: 2)
         #expect(emptied)
@@ -461,7 +461,7 @@ private struct Holder: Sendable {
         let queue = OpQueue()
         #expect(holder.run(on: queue))
         queue.addOperation(group)
-        #expect(eventually(seconds: 5) { gate(of: group) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(group) })
         group.cancel()
         // Finishes while the holder still holds the category, and never took it.
         #expect(eventually(seconds: 5) { group.isFinished })

@@ -62,7 +62,7 @@ import Dispatch
         let suspendedQueue = OpQueue()
         let stepsAside = exclusive(category) { log.append("steps aside") }
         suspendedQueue.addOperation(stepsAside)
-        #expect(eventually(seconds: 5) { gate(of: stepsAside) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(stepsAside) })
         suspendedQueue.isSuspended = true
         // A later request from another queue: it goes first now.
         let laterQueue = OpQueue()

@@ -143,10 +143,10 @@ import Dispatch
         #expect(holderStarted.wait())
         let first = exclusive(category) { log.append("first") }
         queue.addOperation(first)
-        #expect(eventually(seconds: 5) { gate(of: first) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(first) })
         let second = exclusive(category) { log.append("second") }
         queue.addOperation(second)
-        #expect(eventually(seconds: 5) { gate(of: second) == .waitingForExclusivity })
+        #expect(eventually(seconds: 5) { waitsForItsCategory(second) })
         let dependency = BlockOp {}
         first.addDependency(dependency)
         release.open()

@@ -207,3 +207,11 @@ final class QueueDescribingOp: Op, @unchecked Sendable {
         "an operation of a queue holding \(queue.operationCount)"
     }
 }
+
+/// Whether `op` waits for its exclusivity categories: its request waits in the table, or it is
+/// parked in its queue's lane behind an operation of its queue that asks for or holds its
+/// category (see `OpQueueStateMachine.Lane`).
+func waitsForItsCategory(_ op: Op) -> Bool {
+    if op.withState({ $0.gate }) == .waitingForExclusivity { return true }
+    return op.withState { $0.queue }?.isParkedInLane(op) ?? false
+}
