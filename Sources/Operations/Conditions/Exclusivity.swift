@@ -10,7 +10,9 @@ import Dispatch
 /// goes to the front of its queue's ready list and asks again as the queue starts it. An operation
 /// whose queue is suspended does not wait: it goes back on the ready list, and asks (with its
 /// place in the order of requests, taken when its conditions passed) once the queue resumed. An
-/// operation started by hand asks on the calling thread, which waits for the grant.
+/// operation started by hand asks on the calling thread, which waits for the grant. An operation
+/// whose queue already has one of its category asking or holding does not ask at all: it waits in
+/// its queue's lane (``OpQueueStateMachine/Lane``) until that one is done.
 ///
 /// **Locks.** The table's lock is the innermost of the library's: a queue tells the table of its
 /// suspension with its own lock held, so that the table's copy of "suspended" changes together
@@ -230,6 +232,13 @@ enum Exclusivity {
     static func holders(of category: String) -> [Op] {
         table.withLockedValue { table in
             table.machine.holders(of: category).compactMap { table.operation($0) }
+        }
+    }
+
+    /// The operations whose requests wait for `category` now, oldest first (for tests).
+    static func waiting(in category: String) -> [Op] {
+        table.withLockedValue { table in
+            table.machine.waiting.filter { $0.categories.contains(category) }.compactMap { table.operation($0.operation) }
         }
     }
 }

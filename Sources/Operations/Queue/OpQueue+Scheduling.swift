@@ -278,4 +278,9 @@ extension OpQueue {
     final func isParkedInLane(_ operation: Op) -> Bool {
         withLock { operation.membership.isParked }
     }
+
+    /// How many lanes the queue keeps (for tests: a lane goes once it is idle).
+    final var laneCount: Int {
+        withLock { (machine.soleLane == nil ? 0 : 1) + machine.lanes.count }
+    }
 }
