@@ -134,9 +134,17 @@ struct ExclusivityStateMachine {
         let category: Category
     }
 
-    /// A record's reference to one of its categories (see ``Record/categoryObjects``).
+    /// A record's reference to one of its categories (see ``Record/categoryObjects``). Unowned
+    /// and unchecked (no reference counting, which every grant and release paid twice): a
+    /// category in use, held or waited for, is never swept, and a record lets go of its
+    /// categories as it goes. The checked build checks it (a plain `unowned` traps on a category
+    /// that is gone), and the sanitizer runs would report one.
     private struct CategoryReference {
+        #if OPERATIONS_INTERNAL_CHECKS
         unowned let category: Category
+        #else
+        unowned(unsafe) let category: Category
+        #endif
     }
 
     /// One category in use: held, or waited for.
@@ -313,9 +321,12 @@ struct ExclusivityStateMachine {
     /// ``release(_:)``, returning the payload of the request given up (the caller releases it
     /// outside its lock) and the requests whose turn came.
     mutating func releaseReturningRequests(_ operation: ObjectIdentifier) -> (released: AnyObject?, turns: SmallList<Request>) {
-        guard let record = records[operation] else { return (nil, takeTurnRequests()) }
+        // Looked up once, and removed by its position.
+        guard let index = records.index(forKey: operation) else { return (nil, takeTurnRequests()) }
+        let record = records.values[index]
+        records.remove(at: index)
         let released = record.request.payload
-        remove(record)
+        retire(record)
         return (released, takeTurnRequests())
     }
 
@@ -425,6 +436,12 @@ struct ExclusivityStateMachine {
     private mutating func remove(_ record: Record) {
         let operation = record.request.operation
         if let index = records.index(forKey: operation), records.values[index] === record { records.remove(at: index) }
+        retire(record)
+    }
+
+    /// ``remove(_:)`` for a record already out of `records`.
+    private mutating func retire(_ record: Record) {
+        let operation = record.request.operation
         let wasGranted = record.isGranted
         record.isGone = true
         record.isGranted = false
