@@ -69,12 +69,13 @@ enum Catalog {
     ]
 
     static let figures: [Figure] = [
-        // Issue 22 wants 3×; 3.1–4.9× is measured on a loaded 2-core machine (each operation
-        // goes through its queue twice: it asks for the category, waits, and is started again
-        // when its turn comes). Gated at 6× until then: the quadratic behaviour was 1,290×.
-        Figure(name: "figure-exclusivity", wanted: "defect 5: 8,000 ops in one category ÷ the same ops on a width-1 queue (issue: 3×; gated at 6×)",
+        // Issue 22 wants 3×; 2.8–2.9× is measured on an idle 2-core machine (the lanes: an
+        // operation that would wait behind one of its own queue waits in its queue). Gated a
+        // little above, at 3.3×, so that a loaded CI machine's noise does not fail it; the
+        // quadratic behaviour it guards against was 1,290×.
+        Figure(name: "figure-exclusivity", wanted: "defect 5: 8,000 ops in one category ÷ the same ops on a width-1 queue (issue: 3×; gated at 3.3×)",
                measured: Arm(workload: "exclusivity-one-queue", n: 8_000), baseline: Arm(workload: "width-1", n: 8_000),
-               limit: 6),
+               limit: 3.3),
         Figure(name: "figure-chain", wanted: "defect 6: a 16,000-link chain built backwards within 2× one built forwards",
                measured: Arm(workload: "chain-backwards", n: 16_000), baseline: Arm(workload: "chain-forwards", n: 16_000),
                limit: 2),
