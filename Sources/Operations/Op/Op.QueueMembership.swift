@@ -15,33 +15,46 @@ extension Op {
         /// The ticket of the live ready-list entry; entries with other tickets are stale.
         var readyTicket: Op.Ticket = 0
         /// `isBarrier`, `hasLiveReadyEntry`, `isParked` and `isLaneHead`, one bit each (the flags
-        /// share a byte, which keeps the membership at sixteen bytes).
-        private var bits: UInt8 = 0
+        /// share a byte, which keeps the membership at sixteen bytes), as the operation's state
+        /// machine keeps its own (``OpStateMachine/Bits``).
+        private var bits: Bits = []
+
+        private struct Bits: OptionSet {
+            let rawValue: UInt8
+            static let barrier = Bits(rawValue: 1 << 0)
+            static let liveReadyEntry = Bits(rawValue: 1 << 1)
+            static let parked = Bits(rawValue: 1 << 2)
+            static let laneHead = Bits(rawValue: 1 << 3)
+        }
+
+        private mutating func set(_ bit: Bits, _ value: Bool) {
+            if value { bits.insert(bit) } else { bits.remove(bit) }
+        }
 
         /// Whether the queue treats the operation as a barrier.
         var isBarrier: Bool {
-            get { bits & 1 != 0 }
-            set { bits = newValue ? bits | 1 : bits & ~1 }
+            get { bits.contains(.barrier) }
+            set { set(.barrier, newValue) }
         }
 
         /// Whether the queue holds a live (not stale) ready-list entry for the operation.
         var hasLiveReadyEntry: Bool {
-            get { bits & 2 != 0 }
-            set { bits = newValue ? bits | 2 : bits & ~2 }
+            get { bits.contains(.liveReadyEntry) }
+            set { set(.liveReadyEntry, newValue) }
         }
 
         /// Whether its live entry waits in a lane of its queue (see ``OpQueueStateMachine/Lane``)
         /// rather than in the ready lists.
         var isParked: Bool {
-            get { bits & 4 != 0 }
-            set { bits = newValue ? bits | 4 : bits & ~4 }
+            get { bits.contains(.parked) }
+            set { set(.parked, newValue) }
         }
 
         /// Whether it is the head of a lane of its queue: the one operation of its category that
         /// the queue lets ask the exclusivity table (see ``OpQueueStateMachine/Lane``).
         var isLaneHead: Bool {
-            get { bits & 8 != 0 }
-            set { bits = newValue ? bits | 8 : bits & ~8 }
+            get { bits.contains(.laneHead) }
+            set { set(.laneHead, newValue) }
         }
 
         /// The operation's position in its queue's ``MemberList``; -1 outside a queue. Below twice
