@@ -38,8 +38,10 @@ extension OpQueue {
     /// ```
     ///
     /// The closure runs in a `Task` with the priority that matches the queue's
-    /// ``qualityOfService``; the operation holds its slot of the queue's width until the closure
-    /// returns, and cancelling it (or ``cancelAllOperations()``) cancels the task.
+    /// ``qualityOfService``, on the library's own threads (``OpTaskExecutor``), as work handed to
+    /// a queue is expected to: CPU work in it does not take one of Swift's few cooperative
+    /// threads. The operation holds its slot of the queue's width until the closure returns, and
+    /// cancelling it (or ``cancelAllOperations()``) cancels the task.
     @discardableResult
     public func addOperation<Success: Sendable>(
         _ work: @escaping @Sendable () async throws -> Success

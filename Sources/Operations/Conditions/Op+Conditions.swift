@@ -69,7 +69,7 @@ extension Op {
     private final func startConditionTask(_ conditions: [OpCondition],
                                           done: @escaping @Sendable ((any Error)?) -> Void) -> Task<Void, Never> {
         let priority = TaskPriority(qualityOfService)
-        return Task(priority: priority) { [self] in
+        return Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
             done(await OpCondition.evaluate(conditions, for: self))
         }
     }

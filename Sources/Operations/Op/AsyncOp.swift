@@ -87,7 +87,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// `Task` and finishes the operation when it returns.
     open func execute() {
         let priority = TaskPriority(qualityOfService)
-        let task = Task(priority: priority) { [self] in
+        let task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
             await Op.$currentTaskOperation.withValue(self) {
                 if isCancelled {
                     // Cancelled before the body started (the handle may not be stored yet).
@@ -126,8 +126,9 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// The `async` work. Override it in a subclass, or pass a closure to ``init(_:)``; the
     /// operation finishes when it returns, and keeps the error in ``Op/error`` if it throws.
     ///
-    /// It runs in a `Task` whose priority matches ``Op/qualityOfService``; cancelling the
-    /// operation cancels the task.
+    /// It runs in a `Task` whose priority matches ``Op/qualityOfService``, on the library's own
+    /// threads (``OpTaskExecutor``), not on Swift's cooperative pool; cancelling the operation
+    /// cancels the task.
     open func execute() async throws {
         try await body?()
     }

@@ -24,16 +24,23 @@ struct AsyncStartsInTaskTests {
     @Test func anAsyncOperationThatStartsBrieflyStartsInTheTaskThatFinishedTheOneBefore() async {
         let queue = OpQueue()
         queue.maxConcurrentOperationCount = 1
-        let first = AsyncOp {}
+        // The thread the first one's task finishes it on (its body's last job), and the thread
+        // the second one starts on: the same, with no hand-over in between. (The task runs on
+        // the library's threads, `OpTaskExecutor`, so both are pool threads.)
+        let finishedOn = LockedBox<UInt?>(nil)
+        let first = AsyncOp {
+            finishedOn.withLockedValue { $0 = UInt(bitPattern: ThreadContext.current) }
+        }
         // The library's own `execute()` (it starts a task) starts briefly; observers hear
         // `willExecute` on the thread that starts the operation.
         let second = AsyncOp {}
-        let onWorker = LockedBox<Bool?>(nil)
+        let startedOn = LockedBox<UInt?>(nil)
         second.addObserver(BlockObserver(willExecute: { _ in
-            onWorker.withLockedValue { $0 = ThreadContext.current.pointee.worker != nil }
+            startedOn.withLockedValue { $0 = UInt(bitPattern: ThreadContext.current) }
         }))
         await queue.addOperations([first, second], waitUntilFinished: true)
-        #expect(onWorker.withLockedValue { $0 } == false)
+        let finished = finishedOn.withLockedValue { $0 }
+        #expect(finished != nil && startedOn.withLockedValue { $0 } == finished)
         #expect(first.isFinished && second.isFinished && second.error == nil)
     }
 

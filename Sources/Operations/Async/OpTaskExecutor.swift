@@ -1,0 +1,55 @@
+import Dispatch
+
+/// The task executor of the library's own threads: the worker pool that runs operations, which
+/// grows when its threads block.
+///
+/// Every `async` piece of an operation runs with this executor as its preference (SE-0417): the
+/// `async` body of an ``AsyncOp`` or an ``AsyncBlockOp``, a closure given to
+/// `queue.addOperation { try await … }`, and an `async` condition (`OpCondition.evaluate`). So they make progress when Swift's cooperative threads,
+/// one per core, are all blocked by synchronous code elsewhere in the process (a blocking call in
+/// a task, a synchronous wait, a test framework running synchronous tests).
+///
+/// Your own tasks can run there too:
+///
+/// ```swift
+/// Task(executorPreference: OpTaskExecutor.shared) {
+///     await work()   // on the library's threads, not the cooperative pool
+/// }
+/// ```
+///
+/// A job runs at the quality of service that matches its task's priority: `.high` (which is
+/// `.userInitiated`) as `.userInitiated`, `.medium` as `.default`, `.utility` (which is `.low`)
+/// as `.utility`, `.background` as `.background`. An operation's `async` body gets the priority
+/// that matches its ``Op/qualityOfService`` (`.userInteractive` and `.userInitiated` both give
+/// `.high`).
+public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked Sendable: it has no state; the worker pool it hands jobs to is thread-safe.
+
+    /// The executor of the library's worker pool.
+    public static let shared = OpTaskExecutor()
+
+    private init() {}
+
+    /// Runs `job` on a thread of the worker pool.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let qualityOfService = Self.qualityOfService(of: job.priority)
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        WorkerPool.shared.submit(qualityOfService: qualityOfService) {
+            job.runSynchronously(on: executor)
+        }
+    }
+
+    /// The quality of service that matches a job's priority. Task priorities carry the raw
+    /// values of Dispatch's classes (`.high` and `.userInitiated` are one level, 25); a priority
+    /// between two classes gets the lower one.
+    static func qualityOfService(of priority: JobPriority) -> DispatchQoS.QoSClass {
+        switch priority.rawValue {
+        case 33...: .userInteractive
+        case TaskPriority.userInitiated.rawValue...: .userInitiated
+        case TaskPriority.medium.rawValue...: .default
+        case TaskPriority.utility.rawValue...: .utility
+        default: .background
+        }
+    }
+}
