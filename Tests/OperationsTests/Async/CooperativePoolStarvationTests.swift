@@ -14,6 +14,11 @@ import Dispatch
     /// (milliseconds), so the verdict does not depend on the machine's speed.
     private static let watchdog = DispatchTimeInterval.seconds(60)
 
+    /// How long the blockers may take to get a cooperative thread each: other tests of a
+    /// crowded run (synchronous ones, which block theirs) hold them meanwhile, for minutes under
+    /// ThreadSanitizer. Not a measure of the library.
+    private static let blockersStart = DispatchTimeInterval.seconds(900)
+
     /// Blocks every thread of the cooperative pool (as many as cores, on Linux) with synchronous
     /// waits inside tasks, runs `body`, and lets them go. Returns `body`'s failures, or why the
     /// threads could not all be blocked.
@@ -29,7 +34,7 @@ import Dispatch
                 }
             }
             defer { for _ in 0..<threads { release.signal() } }
-            for _ in 0..<threads where started.wait(timeout: .now() + watchdog) == .timedOut {
+            for _ in 0..<threads where started.wait(timeout: .now() + blockersStart) == .timedOut {
                 return ["the cooperative threads could not all be blocked"]
             }
             return body()
@@ -114,12 +119,19 @@ import Dispatch
                 return (try? operation.output?.get()) ?? 0
             }
             let total = LockedBox(0)
+            let started = DispatchSemaphore(value: 0)
             for _ in 0..<handlers {
                 Task.detached {
+                    started.signal()
                     let value = synchronousHelper()
                     total.withLockedValue { $0 += value }
                     returned.signal()
                 }
+            }
+            // Each handler needs a cooperative thread to start (others of a crowded run may hold
+            // them); once all have started, their waits must all return.
+            for index in 0..<handlers where started.wait(timeout: .now() + Self.blockersStart) == .timedOut {
+                return ["\(handlers - index) of \(handlers) handlers never started"]
             }
             for index in 0..<handlers where returned.wait(timeout: .now() + Self.watchdog) == .timedOut {
                 return ["\(handlers - index) of \(handlers) handlers never returned"]
