@@ -21,7 +21,8 @@ import Dispatch
 /// `.userInitiated`) as `.userInitiated`, `.medium` as `.default`, `.utility` (which is `.low`)
 /// as `.utility`, `.background` as `.background`. An operation's `async` body gets the priority
 /// that matches its ``Op/qualityOfService`` (`.userInteractive` and `.userInitiated` both give
-/// `.high`).
+/// `.high`), one step higher or lower within that class for a high or low
+/// ``Op/queuePriority``, so its jobs run at the operation's quality of service either way.
 public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked Sendable: it has no state; the worker pool it hands jobs to is thread-safe.
 
@@ -41,14 +42,16 @@ public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// The quality of service that matches a job's priority. Task priorities carry the raw
-    /// values of Dispatch's classes (`.high` and `.userInitiated` are one level, 25); a priority
-    /// between two classes gets the lower one.
+    /// values of Dispatch's classes (`.high` and `.userInitiated` are one level, 25); each class
+    /// covers its level and the step on either side that an operation's queue priority adds
+    /// (see `TaskPriority.init(_:queuePriority:)`); a priority between those bands gets the
+    /// lower class.
     static func qualityOfService(of priority: JobPriority) -> DispatchQoS.QoSClass {
         switch priority.rawValue {
-        case 33...: .userInteractive
-        case TaskPriority.userInitiated.rawValue...: .userInitiated
-        case TaskPriority.medium.rawValue...: .default
-        case TaskPriority.utility.rawValue...: .utility
+        case 32...: .userInteractive   // 33, which no named priority has
+        case (TaskPriority.userInitiated.rawValue - 1)...: .userInitiated
+        case (TaskPriority.medium.rawValue - 1)...: .default
+        case (TaskPriority.utility.rawValue - 1)...: .utility
         default: .background
         }
     }

@@ -68,7 +68,7 @@ extension Op {
     /// cancels it.
     private final func startConditionTask(_ conditions: [OpCondition],
                                           done: @escaping @Sendable ((any Error)?) -> Void) -> Task<Void, Never> {
-        let priority = TaskPriority(qualityOfService)
+        let priority = TaskPriority(qualityOfService, queuePriority: queuePriority)
         return Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
             done(await OpCondition.evaluate(conditions, for: self))
         }

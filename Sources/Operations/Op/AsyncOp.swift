@@ -55,7 +55,8 @@
 /// ``Op/error``. ``AsyncBlockOp`` also keeps the value the body returns.
 ///
 /// **Priority.** The task of an `async` body runs with the priority that matches the operation's
-/// ``Op/qualityOfService``.
+/// ``Op/qualityOfService``, one step higher within that class for a `.high` or `.veryHigh`
+/// ``Op/queuePriority`` and one step lower for a `.low` or `.veryLow` one.
 ///
 /// - Important: Calling `finish()` twice, or before the work started, is a programmer error and traps.
 open class AsyncOp: Op, @unchecked Sendable {
@@ -86,7 +87,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// the work is done. The default implementation runs the `async` ``execute()-9zoa`` in a
     /// `Task` and finishes the operation when it returns.
     open func execute() {
-        let priority = TaskPriority(qualityOfService)
+        let priority = TaskPriority(qualityOfService, queuePriority: queuePriority)
         let task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
             await Op.$currentTaskOperation.withValue(self) {
                 if isCancelled {

@@ -99,6 +99,32 @@ private struct ResizeFailed: Error, Equatable {}
         #expect(priority == .userInitiated)
     }
 
+    @Test func theQueuePriorityStepsTheTaskPriorityWithinItsClass() async {
+        func priority(_ qualityOfService: DispatchQoS.QoSClass, _ queuePriority: Op.QueuePriority) async -> TaskPriority? {
+            let seen = LockedBox<TaskPriority?>(nil)
+            let op = AsyncOp { seen.withLockedValue { $0 = Task.currentPriority } }
+            op.qualityOfService = qualityOfService
+            op.queuePriority = queuePriority
+            await OpQueue().addOperations([op], waitUntilFinished: true)
+            return seen.withLockedValue { $0 }
+        }
+        let utility = TaskPriority.utility.rawValue
+        #expect(await priority(.utility, .veryHigh)?.rawValue == utility + 1)
+        #expect(await priority(.utility, .high)?.rawValue == utility + 1)
+        #expect(await priority(.utility, .normal) == .utility)
+        #expect(await priority(.utility, .low)?.rawValue == utility - 1)
+        #expect(await priority(.utility, .veryLow)?.rawValue == utility - 1)
+        // Each step stays within the class the executor runs the jobs at.
+        for qualityOfService: DispatchQoS.QoSClass in [.background, .utility, .default, .userInitiated, .userInteractive] {
+            for queuePriority in Op.QueuePriority.allCases {
+                let stepped = TaskPriority(qualityOfService, queuePriority: queuePriority)!
+                let expected: DispatchQoS.QoSClass = qualityOfService == .userInteractive ? .userInitiated : qualityOfService
+                #expect(OpTaskExecutor.qualityOfService(of: JobPriority(rawValue: stepped.rawValue)) == expected,
+                        "\(qualityOfService) at \(queuePriority)")
+            }
+        }
+    }
+
     @Test func anAsyncOpCancelledBeforeItStartsNeverRunsItsBody() async {
         let ran = LockedBox(false)
         let op = AsyncOp { ran.withLockedValue { $0 = true } }

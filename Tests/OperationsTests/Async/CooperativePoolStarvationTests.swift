@@ -100,6 +100,47 @@ import Dispatch
         #expect(failures.isEmpty, "\(failures)")
     }
 
+    @Test func aDelayEndsWhileEveryCooperativeThreadIsBlocked() async {
+        let failures = await Self.withCooperativePoolBlocked {
+            let delay = DelayOp(for: .milliseconds(1))
+            OpQueue().addOperation(delay)
+            return Self.finishes(delay) ? [] : ["the delay never ended"]
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    @Test func aRetryWaitsItsBackoffAndRetriesAsyncAttemptsWhileEveryCooperativeThreadIsBlocked() async {
+        struct Transient: Error {}
+        let failures = await Self.withCooperativePoolBlocked {
+            let retry = RetryOp(maxAttempts: 3, backoff: .constant(.milliseconds(1))) { attempt in
+                AsyncBlockOp { () async throws -> Int in
+                    await Task.yield()
+                    if attempt < 3 { throw Transient() }
+                    return attempt
+                }
+            }
+            OpQueue().addOperation(retry)
+            guard Self.finishes(retry) else { return ["the retry never finished"] }
+            var failures: [String] = []
+            if retry.attemptCount != 3 { failures.append("\(retry.attemptCount) attempts, not 3") }
+            if retry.error != nil { failures.append("the retry failed: \(String(describing: retry.error))") }
+            return failures
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
+    @Test func aTimeoutCancelsAnAsyncBodyWhileEveryCooperativeThreadIsBlocked() async {
+        let failures = await Self.withCooperativePoolBlocked {
+            // The body waits an hour unless cancelled: only the timeout ends it.
+            let operation = AsyncOp { try await Task.sleep(for: .seconds(3_600)) }
+            operation.timeout = .milliseconds(1)
+            OpQueue().addOperation(operation)
+            guard Self.finishes(operation) else { return ["the timeout never ended the body"] }
+            return operation.error is OpTimeoutError ? [] : ["the error is \(String(describing: operation.error)), not a timeout"]
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+
     /// The server-shaped freeze the issue reports: request handlers (tasks, at least one per
     /// cooperative thread) each call a synchronous helper that adds an `AsyncOp` and waits for it
     /// with the blocking `waitUntilFinished()`. Every cooperative thread sits in a wait; the async
@@ -151,11 +192,20 @@ import Dispatch
         #expect(OpTaskExecutor.qualityOfService(of: JobPriority(rawValue: TaskPriority.medium.rawValue + 1)) == .default)
     }
 
-    @Test func userTasksCanPreferTheLibrarysExecutor() async {
-        let value = await Task(executorPreference: OpTaskExecutor.shared) { () async -> Int in
-            await Task.yield()
-            return 5
-        }.value
-        #expect(value == 5)
+    @Test func userTasksThatPreferTheLibrarysExecutorRunOnItsWorkersWhileEveryCooperativeThreadIsBlocked() async {
+        let failures = await Self.withCooperativePoolBlocked {
+            let done = DispatchSemaphore(value: 0)
+            let onWorkers = LockedBox<[Bool]>([])
+            Task(executorPreference: OpTaskExecutor.shared) {
+                onWorkers.withLockedValue { $0.append(ThreadContext.current.pointee.worker != nil) }
+                await Task.yield()
+                onWorkers.withLockedValue { $0.append(ThreadContext.current.pointee.worker != nil) }
+                done.signal()
+            }
+            guard done.wait(timeout: .now() + Self.watchdog) == .success else { return ["the task never finished"] }
+            let seen = onWorkers.withLockedValue { $0 }
+            return seen == [true, true] ? [] : ["ran on a worker of the pool: \(seen)"]
+        }
+        #expect(failures.isEmpty, "\(failures)")
     }
 }
