@@ -1,6 +1,7 @@
 import Testing
 import Dispatch
 import Synchronization
+import Foundation
 @testable import Operations
 
 #if canImport(Glibc)
@@ -20,6 +21,23 @@ import Darwin
     }
 
     // MARK: Known scheduler states
+
+    /// A process confined to fewer cores than the machine has (a container's cpuset, `taskset`)
+    /// counts only those: the count is that of the affinity mask the kernel reports (run the
+    /// suite under `taskset -c 0` to see it count one).
+    @Test func theCoreCountIsThatOfTheCPUAffinityMask() throws {
+        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        guard let line = status?.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else {
+            // Not Linux, or no /proc: every core online counts.
+            #expect(WorkerPool.detectCoreCount() == max(1, online))
+            return
+        }
+        let hex = line.dropFirst("Cpus_allowed:".count).filter { $0.isHexDigit }
+        let allowed = hex.reduce(0) { $0 + (Int(String($1), radix: 16) ?? 0).nonzeroBitCount }
+        #expect(WorkerPool.detectCoreCount() == min(online, allowed))
+    }
+
 
     @Test func noThreadsAreAddedWhileEveryCoreHasCPUWork() {
         #expect(add(runnable: 2, threads: 2, pending: 10) == 0)

@@ -34,7 +34,7 @@ extension OpDiagnostics.Diagnostic {
     /// to cancel, or a stalled pool, is an error.
     public var logLevel: Logger.Level {
         switch self {
-        case .dependencyCycle: .warning
+        case .dependencyCycle, .synchronousWaitInTask: .warning
         case .dependencyCycleEnded, .workerPoolExhausted: .error
         }
     }
@@ -43,7 +43,9 @@ extension OpDiagnostics.Diagnostic {
     /// `operations.diagnostic` names the kind of report; `operations.cycle` lists the operations
     /// of a cycle in dependency order, and `operations.queueDump` the lines of the queues' dumps
     /// that show them (``DependencyCycleError/queueDump``); `operations.threads` and
-    /// `operations.executing` say which threads of an exhausted pool are held, and by what.
+    /// `operations.executing` say which threads of an exhausted pool are held, and by what;
+    /// `operations.wait`, `operations.target` and `operations.callSite` say which synchronous wait
+    /// was called inside a task, on what, and where.
     public var logMetadata: Logger.Metadata {
         switch self {
         case .dependencyCycle(let error):
@@ -53,6 +55,9 @@ extension OpDiagnostics.Diagnostic {
         case .workerPoolExhausted(let threads, let operations):
             ["operations.diagnostic": "workerPoolExhausted", "operations.threads": "\(threads)",
              "operations.executing": .array(operations.map { .string($0) })]
+        case .synchronousWaitInTask(let wait, let target, let callSite):
+            ["operations.diagnostic": "synchronousWaitInTask", "operations.wait": .string(wait),
+             "operations.target": .string(target), "operations.callSite": .string(callSite)]
         }
     }
 

@@ -19,6 +19,13 @@ extension Op {
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
     @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread")
     public final func waitUntilFinished() {
+        SynchronousWaitsInTasks.note(.operation, target: description)
+        blockUntilFinished()
+    }
+
+    /// The synchronous wait of ``waitUntilFinished()-2def2``, for the library's own callers (which
+    /// report their own call site, if any).
+    final func blockUntilFinished() {
         // Finished for good, or finished and running its completion block on this very thread
         // (it would otherwise wait for itself).
         if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return }

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import OperationsRuntimeShims
 
 #if canImport(Glibc)
 import Glibc
@@ -315,8 +316,13 @@ final class WorkerPool: @unchecked Sendable {
         return true
     }
 
+    /// The cores the process may run on: on Linux, those of its CPU affinity mask (a container's
+    /// cpuset, `taskset`), which may be fewer than the machine's; elsewhere, the cores online.
     static func detectCoreCount() -> Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let allowed = Int(operations_allowed_cpu_count())
+        if allowed > 0 { return min(online, allowed) }
+        return online
     }
 }
 

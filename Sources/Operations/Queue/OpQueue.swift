@@ -186,10 +186,13 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
     @available(*, noasync, message: "Use `await addOperations(_:waitUntilFinished:)`, which suspends instead of blocking a thread")
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
+        if wait {
+            SynchronousWaitsInTasks.note(.addedOperations, target: description)
+        }
         admit(operations)
         if wait {
             for operation in operations {
-                operation.waitUntilFinished()
+                operation.blockUntilFinished()
             }
         }
     }
@@ -345,6 +348,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     ///   for ``main``, could never return; it traps with an explanation instead.
     @available(*, noasync, message: "Use `await waitUntilAllOperationsAreFinished()`, which suspends instead of blocking a thread")
     open func waitUntilAllOperationsAreFinished() {
+        SynchronousWaitsInTasks.note(.queue, target: description)
         WaitDeadlocks.checkWaitForAll(in: self)
         let semaphore = DispatchSemaphore(value: 0)
         if addEmptyWaiter({ semaphore.signal() }) {

@@ -39,6 +39,21 @@ public enum OpDiagnostics {
         /// waits as an ``AsyncOp``, or raise the limit with `OPERATIONS_MAX_THREADS`.
         case workerPoolExhausted(threads: Int, operations: [String])
 
+        /// A synchronous wait, `wait` (such as `waitUntilFinished()`), was called inside a Swift
+        /// task, on `target` (the operation or queue it waits for), at `callSite`.
+        ///
+        /// The wait blocks the task's thread until it returns: one of the few threads of Swift's
+        /// cooperative pool (one per core), or the main thread, which every other task then goes
+        /// without. The library's own `async` work runs elsewhere (see ``OpTaskExecutor``), so the
+        /// wait returns; the report only says where to use the `async` form, which suspends
+        /// instead. The wait is not changed.
+        ///
+        /// Reported once per call site. `callSite` is `image+0xoffset`, the place in the caller's
+        /// code: `addr2line -e <image> <offset>` (or `atos` on Apple platforms) names the line. A
+        /// wait in the body of an ``AsyncOp``, which runs on the library's threads, is not
+        /// reported: that pool adds threads when its own block.
+        case synchronousWaitInTask(wait: String, target: String, callSite: String)
+
         /// A line describing the report, starting with `Operations:`; for a cycle with operations
         /// in queues, followed by the lines of their queues' dumps that show them
         /// (``DependencyCycleError/queueDump``, see ``OpQueue/dump()``).
@@ -50,6 +65,8 @@ public enum OpDiagnostics {
                 "Operations: dependency cycle found: \(error.loop). Nothing was changed: break it by cancelling one of these operations or removing one of these dependencies (removeDependency(_:)). Otherwise it is ended with a DependencyCycleError when something waits for one of them, or once all of them are in queues and it has stayed unbroken for OpQueue.dependencyCycleGracePeriod.\(error.queueDump.map { "\n" + $0 } ?? "")"
             case .dependencyCycleEnded(let error):
                 "Operations: \(error)\(error.queueDump.map { "\n" + $0 } ?? "")"
+            case .synchronousWaitInTask(let wait, let target, let callSite):
+                "Operations: \(wait) was called on \(target) inside a task, at \(callSite): it blocks the task's thread, one of the few that run every task in the process (Swift's cooperative pool has one per core), until it returns. Write `\(SynchronousWaitsInTasks.Wait(rawValue: wait)?.asyncForm ?? "await")` there, which suspends instead of blocking. Reported once per call site; `addr2line -e <image> <offset>` names the line."
             }
         }
     }

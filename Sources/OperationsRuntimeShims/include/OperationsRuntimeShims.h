@@ -1,10 +1,30 @@
 #ifndef OPERATIONS_RUNTIME_SHIMS_H
 #define OPERATIONS_RUNTIME_SHIMS_H
 
+#include <stddef.h>
+
 /// The Swift runtime's conditional retain: retains `object` and returns it, unless the object's
 /// deinitialization has begun (then it returns NULL and changes nothing). Part of the Swift
 /// runtime's exported interface on every platform; declared here, with the C calling convention
 /// the runtime defines it with, because Swift code may not name runtime symbols itself. Used by `DependentLink` in the `Operations` module.
 extern void *_Nullable swift_tryRetain(void *_Nonnull object);
+
+/// An address on the calling thread's stack, in the function `depth` calls above the caller of
+/// this function (0: in the caller, where it calls this; 1: where the caller was called from;
+/// and so on), read with the C library's
+/// `backtrace`, which unwinds without frame pointers. NULL where the C library has no
+/// `backtrace` (musl) or the stack is not that deep. Used by `SynchronousWaitsInTasks` in the
+/// `Operations` module to tell call sites apart.
+void *_Nullable operations_return_address(unsigned depth);
+
+/// Writes `address` as `image+0xoffset` (the file name of the loaded image that holds it and
+/// the offset from where it is loaded, which `addr2line -e image offset` or `atos` turn into a
+/// line) into `buffer`, NUL-terminated; returns 0 if no image holds it (or the platform cannot
+/// tell), and writes nothing then.
+int operations_describe_address(const void *_Nullable address, char *_Nonnull buffer, size_t size);
+
+/// How many CPUs the calling thread may run on (its affinity mask: a container's cpuset,
+/// `taskset`), or 0 where the platform cannot tell (then every core online counts).
+int operations_allowed_cpu_count(void);
 
 #endif
