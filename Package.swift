@@ -13,10 +13,12 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Operations", targets: ["Operations"]),
-        // Executables to run from a checkout (`swift run download-demo`, `swift run examples`),
+        // Executables to run from a checkout (`swift run download-demo`, `swift run examples`,
+        // `swift run first-program`),
         // not libraries: a package that depends on `Operations` never links them.
         .executable(name: "download-demo", targets: ["DownloadDemo"]),
         .executable(name: "examples", targets: ["Examples"]),
+        .executable(name: "first-program", targets: ["FirstProgram"]),
     ],
     // Optional integrations, off by default: without them, `Operations` imports nothing beyond
     // the standard library, Dispatch and Synchronization, and their packages are not built.
@@ -50,6 +52,14 @@ let package = Package(
         .target(name: "OperationsRuntimeShims"),
         .executableTarget(
             name: "DownloadDemo",
+            dependencies: ["Operations"],
+            swiftSettings: strictSettings
+        ),
+        // A newcomer's first program: top-level code in `main.swift` that uses `await` (issue 23).
+        // It is here so that CI builds and runs top-level code against the library, where overload
+        // resolution differs from inside functions (the README's dependency section points to it).
+        .executableTarget(
+            name: "FirstProgram",
             dependencies: ["Operations"],
             swiftSettings: strictSettings
         ),

@@ -17,7 +17,11 @@ extension Op {
     ///   once; any other callback steps aside while it waits.
     ///
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
-    @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread")
+    /// In top-level code (a `main.swift` that uses `await`), Swift 6.3 still resolves
+    /// `await op.waitUntilFinished()` to this overload and reports it as unavailable: await the
+    /// operation from an `async` function instead, or call
+    /// ``waitUntilFinished(cancellingOnTaskCancellation:)``, which has no blocking twin.
+    @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread; in top-level code, where Swift picks this overload even after `await`, await it from an `async` function")
     public final func waitUntilFinished() {
         SynchronousWaitsInTasks.note(.operation, target: description)
         blockUntilFinished()

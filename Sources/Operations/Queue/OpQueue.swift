@@ -184,7 +184,9 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// finished and their completion blocks have returned.
     ///
     /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
-    @available(*, noasync, message: "Use `await addOperations(_:waitUntilFinished:)`, which suspends instead of blocking a thread")
+    /// In top-level code (a `main.swift` that uses `await`), Swift 6.3 still resolves the call
+    /// to this overload and reports it as unavailable: make it from an `async` function instead.
+    @available(*, noasync, message: "Use `await addOperations(_:waitUntilFinished:)`, which suspends instead of blocking a thread; in top-level code, where Swift picks this overload even after `await`, await it from an `async` function")
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
         if wait {
             SynchronousWaitsInTasks.note(.addedOperations, target: description)
@@ -346,7 +348,12 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Important: Waiting from one of the queue's own operations, or waiting on the main thread
     ///   for ``main``, could never return; it traps with an explanation instead.
-    @available(*, noasync, message: "Use `await waitUntilAllOperationsAreFinished()`, which suspends instead of blocking a thread")
+    ///
+    /// From `async` code use the `async` overload, which suspends instead of blocking a thread.
+    /// In top-level code (a `main.swift` that uses `await`), Swift 6.3 still resolves
+    /// `await queue.waitUntilAllOperationsAreFinished()` to this overload and reports it as
+    /// unavailable: await the queue from an `async` function instead.
+    @available(*, noasync, message: "Use `await waitUntilAllOperationsAreFinished()`, which suspends instead of blocking a thread; in top-level code, where Swift picks this overload even after `await`, await it from an `async` function")
     open func waitUntilAllOperationsAreFinished() {
         SynchronousWaitsInTasks.note(.queue, target: description)
         WaitDeadlocks.checkWaitForAll(in: self)
