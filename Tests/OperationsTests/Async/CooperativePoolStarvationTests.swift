@@ -182,6 +182,20 @@ import Dispatch
         #expect(failures.isEmpty, "\(failures)")
     }
 
+    @Test func aBodyGoesOnOnTheLibrarysThreadsAfterItSleepsAndYields() async {
+        let onWorkers = LockedBox<[Bool]>([])
+        let operation = AsyncOp {
+            onWorkers.withLockedValue { $0.append(ThreadContext.current.pointee.worker != nil) }
+            try await Task.sleep(for: .milliseconds(1))
+            onWorkers.withLockedValue { $0.append(ThreadContext.current.pointee.worker != nil) }
+            await Task.yield()
+            onWorkers.withLockedValue { $0.append(ThreadContext.current.pointee.worker != nil) }
+        }
+        await OpQueue().addOperations([operation], waitUntilFinished: true)
+        #expect(operation.error == nil)
+        #expect(onWorkers.withLockedValue { $0 } == [true, true, true])
+    }
+
     @Test func theExecutorRunsJobsAtTheQualityOfServiceOfTheirPriority() {
         #expect(OpTaskExecutor.qualityOfService(of: JobPriority(rawValue: TaskPriority.high.rawValue)) == .userInitiated)
         #expect(OpTaskExecutor.qualityOfService(of: JobPriority(rawValue: 33)) == .userInteractive)
