@@ -41,7 +41,7 @@ extension Op {
     ///   ``RetryOp`` whose attempts all failed, the last attempt's error.
     ///
     /// - Important: Awaiting an operation from its own body, or from an operation it depends on,
-    ///   could never return; it traps with an explanation instead (see ``waitUntilFinished()``).
+    ///   could never return; it traps with an explanation instead (see ``waitUntilFinished()-3s203``).
     public final func value<Value: Sendable>(as type: Value.Type) async throws -> Value {
         await waitUntilFinished()
         return try finishedValue(as: type)

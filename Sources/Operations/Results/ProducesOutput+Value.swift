@@ -25,7 +25,7 @@ extension ProducesOutput {
     ///   failed, the last attempt's error.
     ///
     /// - Important: Awaiting an operation from its own body, or from an operation it depends on,
-    ///   could never return; it traps with an explanation instead (see ``Op/waitUntilFinished()``).
+    ///   could never return; it traps with an explanation instead (see ``Op/waitUntilFinished()-3s203``).
     public var value: Output {
         get async throws {
             await waitUntilFinished()
