@@ -27,8 +27,14 @@
 /// of them (up to ``attemptHistoryLimit``), in order: a `RetryOp` that retries for a long time
 /// holds a bounded number of attempts. When none succeeded, the `RetryOp`'s ``Op/error`` is the
 /// last attempt's error; errors of other children (added with ``GroupOp/addChild(_:)`` or
-/// produced by an attempt) are not part of the outcome. The value of an attempt that produces one
-/// is read from ``succeededAttempt``, or typed with ``output(as:)``.
+/// produced by an attempt) are not part of the outcome.
+///
+/// **Value.** When the attempts produce a value (each is a ``ProducesOutput`` operation, such as an
+/// ``AsyncBlockOp`` or a ``ResultOp``), make a ``TypedRetryOp`` instead, with the same arguments:
+/// it is a `RetryOp` that produces the attempts' value, so `try await retry.value` is typed, and
+/// you can ``ProducesOutput/map(_:)->ResultOp<Transformed>`` it or ``Op/inject(from:_:)`` from it.
+/// From a `RetryOp`, await the value with ``Op/value(as:)``, which throws an
+/// ``OutputTypeMismatchError`` for a wrong type, or read it with ``output(as:)`` once finished.
 ///
 /// Like any ``GroupOp``, it holds its queue slot while it runs, its ``Op/progress`` rolls up its
 /// children (attempts and waits), and cancelling it cancels the running attempt.
@@ -36,8 +42,10 @@
 /// - Important: `makeAttempt` must return a new operation, in no queue, a child of no group and
 ///   not started (it becomes a child of the `RetryOp`): returning another traps. `maxAttempts`
 ///   must be at least 1.
-public final class RetryOp: GroupOp, @unchecked Sendable {
+public class RetryOp: GroupOp, @unchecked Sendable {
     // @unchecked Sendable: `record` is a locked box; the other stored properties are immutable.
+    // Not final, but not open either: its one subclass is ``TypedRetryOp``, which adds only
+    // immutable state; the members below are final.
 
     private struct Record {
         /// The most recent attempts, oldest first: at most ``RetryOp/attemptHistoryLimit``, and the
@@ -92,23 +100,24 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
     /// The most recent attempts, in the order they were made: all of them while there are at most
     /// ``attemptHistoryLimit``, then the last ``attemptHistoryLimit`` (``attemptCount`` counts
     /// them all). The ``succeededAttempt`` is the last.
-    public var attempts: [Op] {
+    public final var attempts: [Op] {
         record.withLockedValue { $0.recentAttempts }
     }
 
     /// How many attempts were made so far.
-    public var attemptCount: Int {
+    public final var attemptCount: Int {
         record.withLockedValue { $0.attemptCount }
     }
 
     /// The attempt that finished with no error, once there is one.
-    public var succeededAttempt: Op? {
+    public final var succeededAttempt: Op? {
         record.withLockedValue { $0.succeeded }
     }
 
     /// The output of the attempt that succeeded, typed: `nil` until the `RetryOp` has finished;
     /// then the succeeded attempt's ``ProducesOutput/output``, or `.failure` with the
-    /// `RetryOp`'s error (`CancellationError()` if it has none) when no attempt succeeded.
+    /// `RetryOp`'s error (`CancellationError()` if it has none) when no attempt succeeded or the
+    /// `RetryOp` was cancelled (cancellation wins, as for ``ProducesOutput/output``).
     ///
     /// ```swift
     /// let fetch = RetryOp(maxAttempts: 3) { _ in AsyncBlockOp { try await client.download(url) } }
@@ -116,11 +125,17 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
     /// let data = try fetch.output(as: Data.self)?.get()
     /// ```
     ///
+    /// To wait for the value, and be told of a wrong type with an error, use ``Op/value(as:)``;
+    /// for a typed value, make a ``TypedRetryOp``.
+    ///
     /// - Important: Asking for a type that the succeeded attempt does not produce traps.
-    public func output<Output: Sendable>(as type: Output.Type = Output.self) -> Result<Output, any Error>? {
+    public final func output<Output: Sendable>(as type: Output.Type = Output.self) -> Result<Output, any Error>? {
         guard isFinished else { return nil }
+        if let failure = finishedFailure {
+            return .failure(failure)
+        }
         guard let succeeded = succeededAttempt else {
-            return .failure(error ?? CancellationError())
+            preconditionFailure("Internal inconsistency: \(self) finished with no error and no succeeded attempt")
         }
         guard let producer = succeeded as? any ProducesOutput<Output> else {
             misuse("output(as: \(Output.self).self) was asked of \(self), whose succeeded attempt \(succeeded) does not produce \(Output.self). Ask for the type its attempts produce.")
@@ -128,10 +143,32 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
         return producer.output
     }
 
+    /// The value of this finished `RetryOp` read as a `Value` for ``Op/value(as:)``: what its
+    /// succeeded attempt produces or, when it failed, its failure; a mismatch if its latest attempt
+    /// does not produce `Value`, whatever the outcome.
+    final func lookUpAttemptValue<Value>(as type: Value.Type) -> OutputLookup<Value> {
+        let (latest, succeeded) = record.withLockedValue { ($0.recentAttempts.last, $0.succeeded) }
+        let failure = finishedFailure
+        guard let attempt = failure == nil ? succeeded : latest else {
+            guard let failure else {
+                preconditionFailure("Internal inconsistency: \(self) finished with no error and no succeeded attempt")
+            }
+            return .failure(failure)   // no attempt was made: no type to check
+        }
+        switch attempt.lookUpValue(as: type) {
+        case .mismatch(let produced):
+            return .mismatch(produced: produced)
+        case .value(let value):
+            return failure.map { .failure($0) } ?? .value(value)
+        case .failure(let attemptError):
+            return .failure(failure ?? attemptError)
+        }
+    }
+
     // MARK: Attempts
 
     /// Makes the first attempt, then runs the children.
-    public override func execute() {
+    public final override func execute() {
         if !isCancelled {
             startAttempt(1)
         }
@@ -166,7 +203,7 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
 
     /// An attempt or a wait finished: decides what comes next, before the group counts the child
     /// as finished (so that a child added here keeps it running).
-    override func childDidFinish(_ child: Op) {
+    final override func childDidFinish(_ child: Op) {
         enum Next {
             case nothing
             case decide(attempt: Int, error: any Error)
@@ -211,7 +248,7 @@ public final class RetryOp: GroupOp, @unchecked Sendable {
 
     /// The last attempt's error when none succeeded (not a ``GroupError``). Called once every
     /// child has finished: no attempt is made any more, so the closures are released.
-    override func failure(fromChildErrors errors: [any Error], droppedErrorCount: Int) -> (any Error)? {
+    final override func failure(fromChildErrors errors: [any Error], droppedErrorCount: Int) -> (any Error)? {
         let (failure, closures) = record.withLockedValue { record in
             let closures = (record.makeAttempt, record.shouldRetry)
             record.makeAttempt = nil

@@ -57,9 +57,9 @@ import Testing
     /// The article's graph, with shorter waits. The timeouts are generous: an attempt's task may
     /// wait for a thread of the cooperative pool while other tests hold them.
     func pipeline(client: Client, database: Database,
-                  timeout: @escaping @Sendable (_ attempt: Int) -> Duration = { _ in .seconds(30) }) -> (RetryOp, ResultOp<Feed>, StoreFeed) {
+                  timeout: @escaping @Sendable (_ attempt: Int) -> Duration = { _ in .seconds(30) }) -> (TypedRetryOp<[UInt8]>, ResultOp<Feed>, StoreFeed) {
         let feedURL = "https://example.com/feed"
-        let fetch = RetryOp(
+        let fetch = TypedRetryOp(
             maxAttempts: 4,
             backoff: .exponential(initial: .milliseconds(10), multiplier: 2, maximum: .milliseconds(40), jitter: true),
             shouldRetry: { error, _ in error is OpTimeoutError || error is TransientError }
@@ -69,11 +69,7 @@ import Testing
             download.name = "download, attempt \(attempt)"
             return download
         }
-        let parse = ResultOp<Feed> {
-            let data = try fetch.output(as: [UInt8].self)!.get()
-            return try Feed(parsing: data)
-        }
-        parse.addDependency(fetch)
+        let parse = fetch.map { data in try Feed(parsing: data) }
         let store = StoreFeed(database: database)
         store.inject(from: parse) { store, feed in store.feed = feed }
         return (fetch, parse, store)
@@ -93,6 +89,7 @@ import Testing
         #expect(fetch.error == nil)
         #expect(try parse.output?.get() == Feed(parsing: Array("news".utf8)))
         #expect(database.saved.all.map(\.title) == ["news"])
+        #expect(try await parse.value == Feed(parsing: Array("news".utf8)))
         #expect(!store.isCancelled)
         // The hanging attempt was cut at its timeout, not after its minute.
         #expect(ContinuousClock.now - start < .seconds(50))
@@ -107,6 +104,7 @@ import Testing
         #expect(fetch.attempts.count == 4)
         #expect(fetch.error is TransientError)
         #expect(parse.error is TransientError)
+        await #expect(throws: TransientError.self) { try await parse.value }
         #expect(store.isCancelled)
         let failure = store.error as? InjectionError
         #expect(failure?.underlyingError is TransientError)

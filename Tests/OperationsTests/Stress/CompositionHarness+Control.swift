@@ -210,9 +210,12 @@ extension CompositionHarness {
             if lastFailed == true {
                 violations.append("\(what): succeededAttempt \(succeeded) failed: \(last?.finalError ?? "cancelled")")
             }
-            let expected = "value \(CompositionRun.attemptValue(id, numbers.last ?? 0))"
+            // Cancellation wins: a RetryOp cancelled after its attempt succeeded has no value.
+            let expected = record.finalCancelled
+                ? "failure \(record.finalError ?? cancellation)"
+                : "value \(CompositionRun.attemptValue(id, numbers.last ?? 0))"
             if retry.finalOutput != expected {
-                violations.append("\(what): output(as:) is \(retry.finalOutput ?? "nil"), expected \(expected)")
+                violations.append("\(what): output(as:) is \(retry.finalOutput ?? "nil"), expected \(expected) (cancelled: \(record.finalCancelled))")
             }
         } else {
             if lastFailed == false {
