@@ -17,18 +17,23 @@
 #define OPERATIONS_HAS_BACKTRACE 1
 #endif
 
-// Not inlined, so that the frames counted below are the callers'.
+// Not inlined, so that its return address is in its caller.
 __attribute__((noinline))
 void *operations_return_address(unsigned depth) {
 #ifdef OPERATIONS_HAS_BACKTRACE
-    enum { capacity = 16 };
+    enum { capacity = 24 };
     void *frames[capacity];
-    // frames[0] is in this function, frames[1] in its caller.
-    if (depth > capacity - 2) return NULL;
-    int count = backtrace(frames, (int)(depth + 2));
-    void *address = (int)(depth + 1) < count ? frames[depth + 1] : NULL;
-    // Read after the call, so that `backtrace` is not a tail call that would drop this frame.
-    return address;
+    // The caller's frame is found by this function's own return address, not by its position:
+    // a sanitizer's interceptor of `backtrace` adds frames of its own in front.
+    void *caller = __builtin_return_address(0);
+    int count = backtrace(frames, capacity);
+    for (int index = 0; index < count; index++) {
+        if (frames[index] == caller) {
+            long wanted = (long)index + (long)depth;
+            return wanted < count ? frames[wanted] : NULL;
+        }
+    }
+    return NULL;
 #else
     (void)depth;
     return NULL;

@@ -9,7 +9,8 @@ import OperationsRuntimeShims
 /// meanwhile; the report suggests the `async` form. The wait itself is not changed.
 ///
 /// A call site is told apart by the return address into the caller's code, read from the stack
-/// (no parameter is added to the waits, whose signatures are Foundation's). A wait on one of the
+/// (no parameter is added to the waits, whose signatures are Foundation's); where it cannot be read
+/// (a C library without `backtrace`, such as musl), only the first such wait is reported. A wait on one of the
 /// library's own threads (the body of an `AsyncOp`, which runs on ``OpTaskExecutor``) is not
 /// reported: that pool grows when its threads block.
 enum SynchronousWaitsInTasks {
