@@ -31,13 +31,56 @@ public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     private init() {}
 
-    /// Runs `job` on a thread of the worker pool.
+    /// Runs `job` on a thread of the worker pool. A job enqueued while the thread hands off (an
+    /// `async` operation finished in its task and started the next one of its queue, see
+    /// ``OpQueue/drainStartsHere()``) runs on this thread once the current job returns, without a
+    /// wake-up of another thread.
     public func enqueue(_ job: consuming ExecutorJob) {
-        let qualityOfService = Self.qualityOfService(of: job.priority)
         let job = UnownedJob(job)
+        let context = ThreadContext.current
+        if case .open = context.pointee.taskHandOff {
+            context.pointee.taskHandOff = .taken(job)
+            return
+        }
+        submit(job)
+    }
+
+    /// Hands `job` to the worker pool.
+    private func submit(_ job: UnownedJob) {
+        WorkerPool.shared.submit(qualityOfService: Self.qualityOfService(of: job.priority)) {
+            OpTaskExecutor.shared.run(job)
+        }
+    }
+
+    /// How long a thread keeps running the task jobs handed to it, one after another, while other
+    /// jobs wait for a worker, before it gives the next one to the pool.
+    private static let handOffTimeSlice: UInt64 = 2_000_000
+
+    /// Runs `job` on this worker, then each task job handed to this thread meanwhile (a chain of
+    /// `async` operations, each started as the previous one finished): as long as no other job
+    /// waits for a worker, or for up to ``handOffTimeSlice`` while some do.
+    private func run(_ job: UnownedJob) {
+        let context = ThreadContext.current
         let executor = asUnownedTaskExecutor()
-        WorkerPool.shared.submit(qualityOfService: qualityOfService) {
+        var job = job
+        var started: UInt64 = 0
+        while true {
+            context.pointee.isRunningTaskJob = true
             job.runSynchronously(on: executor)
+            context.pointee.isRunningTaskJob = false
+            guard case .taken(let next) = context.pointee.taskHandOff else { return }
+            context.pointee.taskHandOff = .closed
+            WorkerPool.noteProgress()
+            if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if started == 0 {
+                    started = now
+                } else if now - started > Self.handOffTimeSlice {
+                    submit(next)
+                    return
+                }
+            }
+            job = next
         }
     }
 

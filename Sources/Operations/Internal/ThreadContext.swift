@@ -48,6 +48,21 @@ struct ThreadContext {
     var isReleasing = false
     /// The thread's number in traces, from 1 (0: not numbered yet; see ``Instruments``).
     var traceThread = 0
+    /// Whether the thread runs a job of ``OpTaskExecutor`` (a step of a task's `async` code).
+    var isRunningTaskJob = false
+    /// The hand-off of the next task job to this thread (see ``OpTaskExecutor``).
+    var taskHandOff = TaskHandOff.closed
+
+    /// Whether a task job enqueued on ``OpTaskExecutor`` from this thread runs here next, right
+    /// after the current one, instead of going to the worker pool (which wakes another thread).
+    enum TaskHandOff {
+        /// Task jobs go to the worker pool.
+        case closed
+        /// The next task job enqueued from here is kept to run here.
+        case open
+        /// A task job is kept to run here once the current one returns.
+        case taken(UnownedJob)
+    }
 
     /// An observer delivery that holds `operation` up: handlers run before it can move on to its
     /// next state (its start, its finish, its completion), or for `operation` leaving its queue,

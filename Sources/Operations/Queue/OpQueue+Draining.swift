@@ -38,16 +38,28 @@ extension OpQueue {
         }
     }
 
-    /// Runs a requested drainer on the calling thread, a thread of Swift's cooperative pool (an
-    /// asynchronous operation finished in the task of its `async` body), where nothing may block:
+    /// Runs a requested drainer on the calling thread, where an asynchronous operation finished in
+    /// the task of its `async` body (a worker running a job of ``OpTaskExecutor``, or the executor
+    /// of an actor where the body ended), where nothing may block:
     /// it starts the operations that start briefly (``Op/startsBriefly``: the library's own
     /// `execute()` of an ``AsyncOp`` starts its task and returns), and hands the first other one,
     /// with the rest of the draining, to the worker pool. An operation's own work (a `main()`, an
     /// overridden `execute()`) never starts here; its `willExecute` observers do. A queue of `async` operations thus
     /// moves on without a hop to the pool.
+    ///
+    /// On a thread that runs a job of ``OpTaskExecutor``, the task of the first `async` operation
+    /// started here runs on this thread next, once the finishing task's job returns (a chain of
+    /// `async` operations costs no wake-up per link); the others go to the worker pool.
     final func drainStartsHere() {
+        let context = ThreadContext.current
+        if context.pointee.isRunningTaskJob, case .closed = context.pointee.taskHandOff {
+            context.pointee.taskHandOff = .open
+        }
         ThreadContext.withQueue(self) {
             drainLoop(sharing: false, startsOnlyBriefOnes: true)
+        }
+        if case .open = context.pointee.taskHandOff {
+            context.pointee.taskHandOff = .closed
         }
     }
 
