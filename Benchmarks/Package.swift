@@ -16,6 +16,12 @@ import Foundation
 // depends on where it was cloned.
 let rootPackage = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent
 
+// swift-async-queue's `FIFOQueue`, the peer of row 15 (async operations on a width-1 queue), is
+// not among the packages this machine resolves: it is built only when SWIFT_ASYNC_QUEUE_PATH names
+// a local checkout of github.com/dfed/swift-async-queue (see README.md). Without it the package
+// builds as before, and row 15 is compared with the AsyncStream stand-in alone.
+let asyncQueuePath = Context.environment["SWIFT_ASYNC_QUEUE_PATH"].flatMap { $0.isEmpty ? nil : $0 }
+
 let package = Package(
     name: "swift-operations-benchmarks",
     platforms: [.macOS(.v15)],
@@ -80,3 +86,20 @@ let package = Package(
         ),
     ]
 )
+
+if let asyncQueuePath {
+    // The package's identity is the name of its folder.
+    let asyncQueuePackage = URL(fileURLWithPath: asyncQueuePath).standardizedFileURL.lastPathComponent
+    package.dependencies.append(.package(path: asyncQueuePath))
+    // The FIFOQueue workloads, in a module of their own that only this case compiles.
+    package.targets.append(.target(
+        name: "AsyncQueuePeer",
+        dependencies: [.product(name: "AsyncQueue", package: asyncQueuePackage)],
+        path: "Sources/AsyncQueuePeer",
+        swiftSettings: [.swiftLanguageMode(.v6)]
+    ))
+    for target in package.targets where target.name == "Compare" || target.name == "Instructions" {
+        target.dependencies.append("AsyncQueuePeer")
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("ASYNC_QUEUE_PEER")]
+    }
+}

@@ -19,6 +19,26 @@ struct Row {
     var taskGroup: Double? = nil
     /// A FIFO async queue: an `AsyncStream` drained by one `Task`.
     var fifo: Double? = nil
+    /// swift-async-queue's `FIFOQueue` (built only with `SWIFT_ASYNC_QUEUE_PATH`).
+    var fifoQueue: Double? = nil
+}
+
+/// A ratio an issue asks for: ours / a peer at most `limit`.
+struct Target {
+    /// The row of the comparison table it is read from.
+    var name: String
+    var unit: Row.Unit
+    var ours: Double
+    /// The peer's name, as the table's column has it.
+    var peerName: String
+    /// The peer's time; nil when the peer is not built (the note says why).
+    var peer: Double?
+    /// The ratio ours / peer must be at most this.
+    var limit: Double
+    /// The ratio when the issue was filed, as it gives it.
+    var whenFiled: String
+    /// Printed under the table when the peer is missing.
+    var missingNote: String? = nil
 }
 
 /// One row of the cost of composing: the same work with and without groups or conditions.
@@ -35,6 +55,12 @@ struct Report {
     private var rows: [Row] = []
     private var costs: [CostRow] = []
     private var notes: [String] = []
+    private var targets: [(issue: String, target: Target)] = []
+
+    /// A ratio that an issue asks for, printed in a table of the issue's targets.
+    mutating func addTarget(issue: String, _ target: Target) {
+        targets.append((issue, target))
+    }
 
     /// A line printed under the tables.
     mutating func addNote(_ note: String) {
@@ -55,10 +81,10 @@ struct Report {
 
     func print() {
         Swift.print("")
-        Swift.print("| workload | ours | Foundation | ours/Foundation | Dispatch | ours/Dispatch | TaskGroup | ours/TaskGroup | FIFO async queue | ours/FIFO |")
-        Swift.print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        Swift.print("| workload | ours | Foundation | ours/Foundation | Dispatch | ours/Dispatch | TaskGroup | ours/TaskGroup | FIFO async queue | ours/FIFO | FIFOQueue | ours/FIFOQueue |")
+        Swift.print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows {
-            let cells = [
+            let cells: [String] = [
                 row.name,
                 format(row.ours, row.unit),
                 row.foundation.map { format($0, row.unit) } ?? "–",
@@ -69,6 +95,8 @@ struct Report {
                 row.taskGroup.map { ratio(row.ours, $0) } ?? "–",
                 row.fifo.map { format($0, row.unit) } ?? "–",
                 row.fifo.map { ratio(row.ours, $0) } ?? "–",
+                row.fifoQueue.map { format($0, row.unit) } ?? "–",
+                row.fifoQueue.map { ratio(row.ours, $0) } ?? "–",
             ]
             Swift.print("| " + cells.joined(separator: " | ") + " |")
         }
@@ -76,6 +104,7 @@ struct Report {
             Swift.print("")
             Swift.print(note)
         }
+        printTargets()
         guard !costs.isEmpty else { return }
         Swift.print("")
         Swift.print("| composition | with | without | with/without |")
@@ -83,6 +112,40 @@ struct Report {
         for row in costs {
             let cells = [row.name, format(row.with, .total), format(row.without, .total), ratio(row.with, row.without)]
             Swift.print("| " + cells.joined(separator: " | ") + " |")
+        }
+    }
+
+    /// The issues' targets: ours, the peer, the ratio, the limit, the ratio when the issue was filed, and whether
+    /// the limit is met.
+    private func printTargets() {
+        var issues: [String] = []
+        for (issue, _) in targets where !issues.contains(issue) { issues.append(issue) }
+        for issue in issues {
+            Swift.print("")
+            Swift.print("\(issue)'s targets:")
+            Swift.print("")
+            Swift.print("| row | ours | peer | ours/peer | target | when filed | met |")
+            Swift.print("|---|---:|---|---:|---:|---:|---|")
+            var missing: [String] = []
+            for (rowIssue, target) in targets where rowIssue == issue {
+                let peer = target.peer.map { "\(target.peerName): \(format($0, target.unit))" } ?? "\(target.peerName): not built"
+                let measured = target.peer.map { target.ours / $0 }
+                let cells: [String] = [
+                    target.name,
+                    format(target.ours, target.unit),
+                    peer,
+                    target.peer.map { ratio(target.ours, $0) } ?? "–",
+                    "≤ " + fixed(target.limit, digits: 2),
+                    target.whenFiled,
+                    measured.map { $0 <= target.limit ? "yes" : "no" } ?? "–",
+                ]
+                Swift.print("| " + cells.joined(separator: " | ") + " |")
+                if target.peer == nil, let note = target.missingNote { missing.append(note) }
+            }
+            for note in missing {
+                Swift.print("")
+                Swift.print(note)
+            }
         }
     }
 

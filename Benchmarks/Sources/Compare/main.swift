@@ -2,6 +2,9 @@ import Dispatch
 import Foundation
 import Operations
 import Workloads
+#if ASYNC_QUEUE_PEER
+import AsyncQueuePeer
+#endif
 
 // Runs our OpQueue and its peers (Foundation's OperationQueue, Dispatch, a TaskGroup) on the same
 // workloads in one process and prints the times and the ratio ours / Foundation.
@@ -9,9 +12,23 @@ import Workloads
 //     swift run -c release compare              every workload
 //     swift run -c release compare chain        the workloads whose name contains "chain"
 //     REPEAT=5 swift run -c release compare     best of 5 runs (default 3)
-//     swift run -c release compare profile W    our side of workload W only, ten times (profiling)
+//     swift run -c release compare profile W    our side of workload W only, ten times (profiling):
+//                                               independent, width-1, chain, dag, async-width-1,
+//                                               async-independent, async-width-1-one-wait,
+//                                               async-independent-one-wait, async-sleeping
+//     SWIFT_ASYNC_QUEUE_PATH=… swift run -c release compare async
+//                                               row 15 against swift-async-queue's FIFOQueue too
 
 let arguments = CommandLine.arguments
+
+// This top-level code awaits, so it runs as a task on the main thread, and the synchronous
+// workloads block that thread on purpose (each is measured as a synchronous caller runs it): the
+// library's report of a synchronous wait inside a task would only repeat that. Other reports
+// still go to standard error.
+OpDiagnostics.handler = { diagnostic in
+    if case .synchronousWaitInTask = diagnostic { return }
+    OpDiagnostics.writeToStandardError(diagnostic)
+}
 
 if arguments.count == 3, arguments[1] == "profile" {
     for _ in 0..<10 {
@@ -20,6 +37,11 @@ if arguments.count == 3, arguments[1] == "profile" {
         case "width-1": Workloads.oursSerial(100_000)
         case "chain": Workloads.oursChain(10_000)
         case "dag": Workloads.oursRandomDAG(100_000)
+        case "async-width-1": Workloads.oursAsyncSerial(100_000)
+        case "async-independent": Workloads.oursAsyncIndependent(100_000)
+        case "async-width-1-one-wait": Workloads.oursAsyncSerialOneWait(100_000)
+        case "async-independent-one-wait": Workloads.oursAsyncIndependentOneWait(100_000)
+        case "async-sleeping": Workloads.oursAsyncSleeping(2_000, milliseconds: 1, width: 8)
         default: fatalError("unknown workload \(arguments[2])")
         }
     }
@@ -197,19 +219,59 @@ if include("injection") {
 }
 
 if include("async") {
+    // Issue 23's three ratios, each against its peer, printed with its target under the table.
+    // Row 15's peer is swift-async-queue's FIFOQueue when SWIFT_ASYNC_QUEUE_PATH built it; the
+    // AsyncStream stand-in is measured either way.
     let count = 100_000
+    let serial = Measure.best(of: repetitions) { Workloads.oursAsyncSerial(count) }
+    let stream = await Measure.best(of: repetitions) { await Workloads.fifoAsyncSerial(count) }
+    #if ASYNC_QUEUE_PEER
+    let fifoQueue: Double? = await Measure.best(of: repetitions) { await AsyncQueuePeer.fifoQueueAsyncSerial(count) }
+    #else
+    let fifoQueue: Double? = nil
+    #endif
     report.add(Row(
         name: "15. async width-1 100k", unit: .perOperation(count),
-        ours: Measure.best(of: repetitions) { Workloads.oursAsyncSerial(count) },
-        fifo: await Measure.best(of: repetitions) { await Workloads.fifoAsyncSerial(count) }))
+        ours: serial, fifo: stream, fifoQueue: fifoQueue))
+    // The same operations waited for once (a barrier), not one by one as
+    // addOperations(_:waitUntilFinished: true) waits: what the per-operation wait costs.
+    let serialOneWait = Measure.best(of: repetitions) { Workloads.oursAsyncSerialOneWait(count) }
+    report.add(Row(
+        name: "15b. the same, waited for once (barrier)", unit: .perOperation(count),
+        ours: serialOneWait, fifo: stream, fifoQueue: fifoQueue))
+    let serialAwaited = await Measure.best(of: repetitions) { await Workloads.oursAsyncSerialAwaited(count) }
+    report.add(Row(
+        name: "15c. the same, from async code, awaited once", unit: .perOperation(count),
+        ours: serialAwaited, fifo: stream, fifoQueue: fifoQueue))
+    report.addTarget(issue: "Issue 23", Target(
+        name: "15. async width-1 100k", unit: .perOperation(count), ours: serial,
+        peerName: "FIFOQueue", peer: fifoQueue, limit: 0.25, whenFiled: "0.26–0.32",
+        missingNote: "Row 15: swift-async-queue's FIFOQueue is not built (set SWIFT_ASYNC_QUEUE_PATH to a checkout of it: see README.md); " +
+            "ours / the AsyncStream stand-in is in the table above, and is not the issue's ratio."))
+    let independent = Measure.best(of: repetitions) { Workloads.oursAsyncIndependent(count) }
+    let group = await Measure.best(of: repetitions) { await Workloads.taskGroupAsyncIndependent(count) }
     report.add(Row(
         name: "16. async independent 100k", unit: .perOperation(count),
-        ours: Measure.best(of: repetitions) { Workloads.oursAsyncIndependent(count) },
-        taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupAsyncIndependent(count) }))
+        ours: independent, taskGroup: group))
+    let independentOneWait = Measure.best(of: repetitions) { Workloads.oursAsyncIndependentOneWait(count) }
+    report.add(Row(
+        name: "16b. the same, waited for once (barrier)", unit: .perOperation(count),
+        ours: independentOneWait, taskGroup: group))
+    let independentAwaited = await Measure.best(of: repetitions) { await Workloads.oursAsyncIndependentAwaited(count) }
+    report.add(Row(
+        name: "16c. the same, from async code, awaited once", unit: .perOperation(count),
+        ours: independentAwaited, taskGroup: group))
+    report.addTarget(issue: "Issue 23", Target(
+        name: "16. async independent 100k", unit: .perOperation(count), ours: independent,
+        peerName: "TaskGroup", peer: group, limit: 1.0, whenFiled: "1.63–1.72"))
+    let sleeping = Measure.best(of: repetitions) { Workloads.oursAsyncSleeping(2_000, milliseconds: 1, width: 8) }
+    let groupSleeping = await Measure.best(of: repetitions) { await Workloads.taskGroupAsyncSleeping(2_000, milliseconds: 1, width: 8) }
     report.add(Row(
         name: "17. async 2k × sleep 1 ms, width 8", unit: .total,
-        ours: Measure.best(of: repetitions) { Workloads.oursAsyncSleeping(2_000, milliseconds: 1, width: 8) },
-        taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupAsyncSleeping(2_000, milliseconds: 1, width: 8) }))
+        ours: sleeping, taskGroup: groupSleeping))
+    report.addTarget(issue: "Issue 23", Target(
+        name: "17. async 2k × sleep 1 ms, width 8", unit: .total, ours: sleeping,
+        peerName: "TaskGroup", peer: groupSleeping, limit: 1.0, whenFiled: "1.01–1.03"))
 }
 
 if include("qos") {

@@ -1,6 +1,9 @@
 import Dispatch
 import Operations
 import Workloads
+#if ASYNC_QUEUE_PEER
+import AsyncQueuePeer
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -18,7 +21,7 @@ import Darwin
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
-    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|exclusivity|async-width-1 N")
+    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|exclusivity|async-width-1|async-independent|async-stream|task-group|fifo-queue N")
     exit(2)
 }
 
@@ -27,6 +30,16 @@ func run(_ operations: [Op], on queue: OpQueue = OpQueue()) {
     let done = DispatchSemaphore(value: 0)
     queue.addOperations(operations, waitUntilFinished: false)
     queue.addBarrierBlock { done.signal() }
+    done.wait()
+}
+
+/// Runs the async `body` in a task and blocks until it is done (the peers' workloads are async).
+func runAsync(_ body: @escaping @Sendable () async -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        await body()
+        done.signal()
+    }
     done.wait()
 }
 
@@ -110,6 +123,20 @@ func runWorkload(_ name: String, count: Int) -> Bool {
         let queue = OpQueue()
         queue.maxConcurrentOperationCount = 1
         run((0..<count).map { _ in AsyncOp {} }, on: queue)
+    case "async-independent":
+        run((0..<count).map { _ in AsyncOp {} })
+    // The peers of the async rows, for instructions per job beside ours.
+    case "async-stream":
+        runAsync { await Workloads.fifoAsyncSerial(count) }
+    case "task-group":
+        runAsync { await Workloads.taskGroupAsyncIndependent(count) }
+    case "fifo-queue":
+        #if ASYNC_QUEUE_PEER
+        runAsync { await AsyncQueuePeer.fifoQueueAsyncSerial(count) }
+        #else
+        print("fifo-queue needs swift-async-queue: set SWIFT_ASYNC_QUEUE_PATH (see README.md)")
+        exit(2)
+        #endif
     default:
         return false
     }

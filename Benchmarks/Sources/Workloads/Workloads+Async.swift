@@ -2,7 +2,8 @@ import Dispatch
 import Operations
 
 /// Operations with `async` bodies, against the usual ways of running async work: a FIFO queue
-/// (an `AsyncStream` drained by one `Task`, as swift-async-queue's `FIFOQueue` is) and a
+/// (an `AsyncStream` drained by one `Task`, the core of swift-async-queue's `FIFOQueue`, whose
+/// own workload is in the `AsyncQueuePeer` target, built only with `SWIFT_ASYNC_QUEUE_PATH`) and a
 /// `TaskGroup`.
 extension Workloads {
     // MARK: 15. Async operations on a width-1 queue
@@ -28,12 +29,51 @@ extension Workloads {
         await drainer.value
     }
 
+    /// The same operations waited for once, by a barrier that signals a semaphore, instead of by
+    /// `addOperations(_:waitUntilFinished: true)`, which waits for each operation in turn (and so
+    /// may block and be woken once per operation).
+    public static func oursAsyncSerialOneWait(_ count: Int) {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        addAndWaitOnce((0..<count).map { _ in AsyncOp {} }, to: queue)
+    }
+
+    /// The same operations added from `async` code and awaited with
+    /// `await queue.waitUntilAllOperationsAreFinished()` (one continuation), as the peers await.
+    public static func oursAsyncSerialAwaited(_ count: Int) async {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        await queue.addOperations((0..<count).map { _ in AsyncOp {} }, waitUntilFinished: false)
+        await queue.waitUntilAllOperationsAreFinished()
+    }
+
+    /// Adds `operations` to `queue` and waits once, for a barrier added after them.
+    static func addAndWaitOnce(_ operations: [Op], to queue: OpQueue) {
+        let done = DispatchSemaphore(value: 0)
+        queue.addOperations(operations, waitUntilFinished: false)
+        queue.addBarrierBlock { done.signal() }
+        done.wait()
+    }
+
     // MARK: 16. Async operations on a default queue
 
     /// `count` operations with an empty `async` body on a queue of default width.
     public static func oursAsyncIndependent(_ count: Int) {
         let queue = OpQueue()
         queue.addOperations((0..<count).map { _ in AsyncOp {} }, waitUntilFinished: true)
+    }
+
+    /// The same operations waited for once, by a barrier (see ``oursAsyncSerialOneWait(_:)``).
+    public static func oursAsyncIndependentOneWait(_ count: Int) {
+        addAndWaitOnce((0..<count).map { _ in AsyncOp {} }, to: OpQueue())
+    }
+
+    /// The same operations added from `async` code and awaited with
+    /// `await queue.waitUntilAllOperationsAreFinished()` (one continuation).
+    public static func oursAsyncIndependentAwaited(_ count: Int) async {
+        let queue = OpQueue()
+        await queue.addOperations((0..<count).map { _ in AsyncOp {} }, waitUntilFinished: false)
+        await queue.waitUntilAllOperationsAreFinished()
     }
 
     /// `count` empty child tasks in a task group.
