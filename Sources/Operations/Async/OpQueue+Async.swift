@@ -24,9 +24,7 @@ extension OpQueue {
     public func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) async {
         admit(operations)
         if wait {
-            for operation in operations {
-                await operation.waitUntilFinished()
-            }
+            await Op.waitUntilAllFinished(operations)
         }
     }
 

@@ -47,9 +47,7 @@ public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Hands `job` to the worker pool.
     private func submit(_ job: UnownedJob) {
-        WorkerPool.shared.submit(qualityOfService: Self.qualityOfService(of: job.priority)) {
-            OpTaskExecutor.shared.run(job)
-        }
+        WorkerPool.shared.submit(taskJob: job, qualityOfService: Self.qualityOfService(of: job.priority))
     }
 
     /// How long a thread keeps running the task jobs handed to it, one after another, while other
@@ -59,7 +57,7 @@ public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
     /// Runs `job` on this worker, then each task job handed to this thread meanwhile (a chain of
     /// `async` operations, each started as the previous one finished): as long as no other job
     /// waits for a worker, or for up to ``handOffTimeSlice`` while some do.
-    private func run(_ job: UnownedJob) {
+    func run(_ job: UnownedJob) {
         let context = ThreadContext.current
         let executor = asUnownedTaskExecutor()
         var job = job

@@ -15,7 +15,7 @@ extension WorkerPool {
         /// A waiting job and the class it runs at.
         private struct Entry {
             /// The job.
-            var job: Job
+            var job: Work
             /// The class it runs at (in the library's lane, that of the operation it serves).
             var qualityOfService: DispatchQoS.QoSClass
         }
@@ -33,13 +33,19 @@ extension WorkerPool {
 
         /// Adds a job of the class `qualityOfService` to the back of its lane.
         mutating func append(_ job: @escaping Job, qualityOfService: DispatchQoS.QoSClass) {
-            append(Entry(job: job, qualityOfService: qualityOfService), rank: JobQueue.rank(of: qualityOfService))
+            append(Entry(job: .closure(job), qualityOfService: qualityOfService), rank: JobQueue.rank(of: qualityOfService))
+        }
+
+        /// Adds a job of a task (``OpTaskExecutor``) of the class `qualityOfService` to the back
+        /// of its lane.
+        mutating func append(taskJob job: UnownedJob, qualityOfService: DispatchQoS.QoSClass) {
+            append(Entry(job: .taskJob(job), qualityOfService: qualityOfService), rank: JobQueue.rank(of: qualityOfService))
         }
 
         /// Adds a short job of the library's own (a timer's handler) to the back of the library's
         /// lane; it runs at `qualityOfService`, the class of the operation it serves.
         mutating func appendLibraryWork(_ job: @escaping Job, qualityOfService: DispatchQoS.QoSClass) {
-            append(Entry(job: job, qualityOfService: qualityOfService), rank: JobQueue.libraryRank)
+            append(Entry(job: .closure(job), qualityOfService: qualityOfService), rank: JobQueue.libraryRank)
         }
 
         private mutating func append(_ entry: Entry, rank: Int) {
@@ -54,7 +60,7 @@ extension WorkerPool {
         /// The next job: the oldest of the highest lane that holds one, unless a lane has been
         /// passed over ``starvationLimit`` times (then the oldest of the lane passed over most);
         /// with the class it runs at and the rank of its lane.
-        mutating func popFirst() -> (job: Job, qualityOfService: DispatchQoS.QoSClass, rank: Int)? {
+        mutating func popFirst() -> (job: Work, qualityOfService: DispatchQoS.QoSClass, rank: Int)? {
             guard count > 0 else { return nil }
             let highest = occupied.trailingZeroBitCount
             var rank = highest

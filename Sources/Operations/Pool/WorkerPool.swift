@@ -136,6 +136,14 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
+    /// Runs `job`, a job of a task whose executor is ``OpTaskExecutor``, on a pool thread as soon
+    /// as one is free, as ``submit(qualityOfService:_:)`` runs a closure.
+    func submit(taskJob job: UnownedJob, qualityOfService: DispatchQoS.QoSClass) {
+        submit(rank: JobQueue.rank(of: qualityOfService)) {
+            $0.append(taskJob: job, qualityOfService: qualityOfService)
+        }
+    }
+
     /// Runs `job`, a short job of the library's own on behalf of an operation of the class
     /// `qualityOfService` (a timer's handler: a timeout passed, a ``DelayOp`` ended), ahead of
     /// every waiting job of the users' work. While every worker is busy with such work, it gets a

@@ -193,9 +193,7 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         }
         admit(operations)
         if wait {
-            for operation in operations {
-                operation.blockUntilFinished()
-            }
+            Op.blockUntilAllFinished(operations)
         }
     }
 

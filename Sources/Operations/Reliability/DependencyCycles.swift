@@ -151,6 +151,13 @@ enum DependencyCycles {
         endCycles(from: [operation])
     }
 
+    /// Called while a thread or task waits for all of `operations`: ends every cycle that one of
+    /// them is on or waits for.
+    static func endCycles(reachableFromAnyOf operations: [Op]) {
+        guard mayExist else { return }
+        endCycles(from: operations.filter { !$0.isFinished })
+    }
+
     /// Called while a thread or task waits for `queue` to become empty: ends every cycle that a
     /// member of the queue waits for.
     static func endCycles(blockingMembersOf queue: OpQueue) {
