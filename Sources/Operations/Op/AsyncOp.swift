@@ -89,18 +89,24 @@ open class AsyncOp: Op, @unchecked Sendable {
     open func execute() {
         let priority = TaskPriority(qualityOfService, queuePriority: queuePriority)
         let task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
-            await Op.$currentTaskOperation.withValue(self) {
+            let failure: (any Error)? = await Op.$currentTaskOperation.withValue(self) {
                 if isCancelled {
                     // Cancelled before the body started (the handle may not be stored yet).
                     withUnsafeCurrentTask { $0?.cancel() }
                 }
                 do {
                     try await self.execute()
-                    self.finish()
+                    return nil
                 } catch {
-                    self.finish(throwing: error)
+                    return error
                 }
             }
+            // Finished outside the body's task-local binding: the tasks of the operations this
+            // finish starts (see `OpQueue.drainStartsHere()`) then have no binding to copy.
+            if let failure {
+                keepFailure(failure)
+            }
+            finish(inOwnTask: true)
         }
         if keep(task) {
             task.cancel()
@@ -142,6 +148,11 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// Marks the operation finished. Call it exactly once, from any thread, when the work is done
     /// (or has stopped because the operation was cancelled).
     public final func finish() {
+        finish(inOwnTask: Op.currentTaskOperation === self)
+    }
+
+    /// Finishes the operation; `inOwnTask` when called from the task of its `async` body.
+    private final func finish(inOwnTask: Bool) {
         if flags.load(ordering: .relaxed) & Flags.observed != 0, isExecuting {
             observersWillFinish()
         }
@@ -150,7 +161,7 @@ open class AsyncOp: Op, @unchecked Sendable {
             withState { _ in task = nil }
             // From the task of its own `async` body, the queue's next operations may start right
             // here, without a hop to the worker pool.
-            performFinish(finish, releasesSlot: true, inOwnTask: Op.currentTaskOperation === self)
+            performFinish(finish, releasesSlot: true, inOwnTask: inOwnTask)
         case .failure(let error):
             trap(error.misuse)
         }
@@ -159,6 +170,13 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// Marks the operation finished because its work failed with `error`, which is kept in
     /// ``Op/error``. Call it instead of ``finish()``, exactly once.
     public final func finish(throwing error: any Error) {
+        keepFailure(error)
+        finish()
+    }
+
+    /// Keeps `error` as the operation's ``Op/error``, while it executes (see
+    /// ``finish(throwing:)``).
+    private final func keepFailure(_ error: any Error) {
         transition { machine in
             guard machine.lifecycle == .executing else { return }
             machine.endTimeout()   // the work is over: no timer touches the operation from now on
@@ -166,7 +184,6 @@ open class AsyncOp: Op, @unchecked Sendable {
             machine.recordError(error)
             machine.record(.error, old: old as Any, new: machine.error as Any)
         }
-        finish()
     }
 
     /// Cancels the operation and, if it is running an `async` body, the body's task.
