@@ -31,14 +31,14 @@ public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     private init() {}
 
-    /// Runs `job` on a thread of the worker pool. A job enqueued while the thread hands off (an
-    /// `async` operation finished in its task and started the next one of its queue, see
-    /// ``OpQueue/drainStartsHere()``) runs on this thread once the current job returns, without a
-    /// wake-up of another thread.
+    /// Runs `job` on a thread of the worker pool. The first job of the task of an ``AsyncOp``
+    /// started where the thread hands off (an `async` operation finished in its task and started
+    /// the next one of its queue, see ``OpQueue/drainStartsHere()``) runs on this thread once the
+    /// current job returns, without a wake-up of another thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let context = ThreadContext.current
-        if case .open = context.pointee.taskHandOff {
+        if case .claiming = context.pointee.taskHandOff {
             context.pointee.taskHandOff = .taken(job)
             return
         }

@@ -58,8 +58,12 @@ struct ThreadContext {
     enum TaskHandOff {
         /// Task jobs go to the worker pool.
         case closed
-        /// The next task job enqueued from here is kept to run here.
+        /// The thread may keep the task of the next `async` operation it starts. Other task jobs
+        /// (those of user code that runs meanwhile: an observer that starts a task and waits for
+        /// it, say) still go to the pool.
         case open
+        /// The library's `execute()` of an ``AsyncOp`` creates its task: its first job is kept.
+        case claiming
         /// A task job is kept to run here once the current one returns.
         case taken(UnownedJob)
     }

@@ -88,6 +88,17 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// `Task` and finishes the operation when it returns.
     open func execute() {
         let priority = TaskPriority(qualityOfService, queuePriority: queuePriority)
+        // Where the thread hands off (see `OpQueue.drainStartsHere()`), the task's first job is
+        // kept to run on this thread next.
+        let context = ThreadContext.current
+        if case .open = context.pointee.taskHandOff {
+            context.pointee.taskHandOff = .claiming
+        }
+        defer {
+            if case .claiming = context.pointee.taskHandOff {
+                context.pointee.taskHandOff = .open
+            }
+        }
         let task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
             let failure: (any Error)? = await Op.$currentTaskOperation.withValue(self) {
                 if isCancelled {

@@ -11,7 +11,7 @@ import Dispatch
             Task(executorPreference: OpTaskExecutor.shared) {
                 let context = ThreadContext.current
                 let me = UInt(bitPattern: ThreadContext.identity)
-                context.pointee.taskHandOff = .open
+                context.pointee.taskHandOff = .claiming
                 let kept = LockedBox(false)
                 Task(executorPreference: OpTaskExecutor.shared) {
                     continuation.resume(returning: (kept.withLockedValue { $0 }, UInt(bitPattern: ThreadContext.identity) == me))
@@ -29,7 +29,7 @@ import Dispatch
         let kept: [Bool] = await withCheckedContinuation { continuation in
             Task(executorPreference: OpTaskExecutor.shared) {
                 let context = ThreadContext.current
-                context.pointee.taskHandOff = .open
+                context.pointee.taskHandOff = .claiming
                 var kept: [Bool] = []
                 for _ in 0..<2 {
                     Task(executorPreference: OpTaskExecutor.shared) {}
@@ -41,6 +41,24 @@ import Dispatch
         // Taken by the first, and still holding the first after the second, which went to the
         // pool (had it replaced the first, the first would never run).
         #expect(kept == [true, true])
+    }
+
+    /// User code that runs while the thread may hand off (a `willExecute` observer of the
+    /// operation started there) and starts a task of its own, then waits for it, must not have
+    /// that task kept behind its own wait: only the library's `execute()` claims the hand-off.
+    @Test func aTaskThatAnObserverStartsAndWaitsForIsNotKeptBehindTheWait() async {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        let first = AsyncOp {}
+        let second = AsyncOp {}
+        let observed = LockedBox(false)
+        second.addObserver(BlockObserver(willExecute: { _ in
+            let done = DispatchSemaphore(value: 0)
+            Task(executorPreference: OpTaskExecutor.shared) { done.signal() }
+            observed.withLockedValue { $0 = done.wait(timeout: .now() + 60) == .success }
+        }))
+        await queue.addOperations([first, second], waitUntilFinished: true)
+        #expect(observed.withLockedValue { $0 }, "the observer's task never ran while it waited")
     }
 
     @Test func aWidthOneQueueOfAsyncOperationsStartsEachInTheTaskOfThePreviousOne() async {
