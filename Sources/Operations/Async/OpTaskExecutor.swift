@@ -33,7 +33,7 @@ public final class OpTaskExecutor: TaskExecutor, @unchecked Sendable {
 
     /// Runs `job` on a thread of the worker pool. The first job of the task of an ``AsyncOp``
     /// started where the thread hands off (an `async` operation finished in its task and started
-    /// the next one of its queue, see ``OpQueue/drainStartsHere()``) runs on this thread once the
+    /// the next one of its queue) runs on this thread once the
     /// current job returns, without a wake-up of another thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
