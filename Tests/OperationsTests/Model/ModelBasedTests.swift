@@ -160,7 +160,9 @@ import Testing
             failure = status.failure!
         case .running:
             sequence = status.sequence!
-            failure = ModelFailure(category: .crash, details: ["the process stopped while it played this sequence"])
+            // The trap's message, if the child printed one, not the backtrace that follows it.
+            failure = ModelFailure(category: .crash, details: ["the process stopped while it played this sequence"]
+                                   + Self.trapLines(in: result?.standardErrorContent ?? []))
         }
         let repeats = failure.category == .crash || failure.category == .hang ? 1 : 3
         var environment = ""
@@ -222,11 +224,16 @@ import Testing
         default:
             break
         }
-        // The message of the trap, not the backtrace that follows it.
-        let output = String(decoding: result.standardErrorContent, as: UTF8.self)
+        return ModelFailure(category: .crash, details: ["the process stopped: \(result.exitStatus)"] + trapLines(in: result.standardErrorContent))
+    }
+
+    /// The message of a trap in a child's standard error, not the backtrace that follows it.
+    static func trapLines(in standardError: [UInt8]) -> [String] {
+        let output = String(decoding: standardError, as: UTF8.self)
         let lines = output.split(separator: "\n").map(String.init).filter {
             $0.contains("Fatal error") || $0.contains("Operations:") || $0.contains("Could not cast") || $0.contains("Precondition failed")
+                || $0.contains("Crash") || $0.contains("signal")
         }
-        return ModelFailure(category: .crash, details: ["the process stopped: \(result.exitStatus)"] + lines.prefix(4))
+        return Array(lines.prefix(4))
     }
 }
