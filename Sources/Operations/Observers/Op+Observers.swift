@@ -47,7 +47,9 @@ extension Op {
     ///
     /// - Important: Only a running operation in a queue (or a group) can produce: calling it
     ///   otherwise is a programmer error and traps, as is producing an operation that is in a queue
-    ///   or a child of a group already.
+    ///   or a child of a group already. An ``AsyncOp`` that another thread finishes (a `didCancel`
+    ///   observer that calls `finish()`, say) while its `execute()` still runs is not running from
+    ///   then on: produce before its work can be finished.
     public final func produce(_ operation: Op) {
         let (isExecuting, queue, group) = withState { ($0.lifecycle == .executing, $0.queue, $0.group) }
         guard isExecuting else {

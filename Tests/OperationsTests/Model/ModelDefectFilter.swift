@@ -72,6 +72,13 @@ struct ModelDefectFilter {
             }
         case .onRun(_, .cancel(let cancelled)) where defects.dependencyOnOperationCancelledByABody && model.mode == .staged:
             if model.ops.values.contains(where: { $0.deps.contains(cancelled) }) { return false }
+        case .onRun(let id, .produce), .onRun(let id, .addToOwnGroup):
+            // Not a defect but a racy program, always left out: interleaved, a cancellation from
+            // the sequence's thread may come while the body of an operation that its `didCancel`
+            // observer finishes is still running, and from then on the operation is not
+            // executing: producing from there is a programmer error, and traps (see
+            // `Op.produce(_:)`).
+            if model.mode == .interleaved, model.ops[id]?.kind == .asyncFinishedByDidCancel { return false }
         case .addChild, .removeDependency, .fan, .setPriority, .cancel, .cancelWithError, .observe, .onRun,
              .runUntilQuiet, .suspend, .resume, .pause:
             break
