@@ -329,6 +329,18 @@ final class ModelRecorder: @unchecked Sendable {
         locked { records[id]?.completions ?? 0 }
     }
 
+    /// Stops recording unless the task of a condition that waits for its cancellation has started
+    /// and not ended; whether it stopped. A cancelled operation finishes without waiting for
+    /// that task, which may start only afterwards (it still runs, and sees the cancellation at
+    /// once): stopping between its start and its end would read it as a task that never ended.
+    func stopRecordingUnlessAConditionTaskRuns() -> Bool {
+        locked {
+            if records.values.contains(where: { $0.conditionTaskStarted && !$0.conditionTaskEnded }) { return false }
+            isRecording = false
+            return true
+        }
+    }
+
     /// Stops recording, then reads every operation's state: the records end before the states
     /// are read, so that nothing recorded comes after them.
     func captureFinalStates() {

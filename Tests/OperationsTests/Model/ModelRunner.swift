@@ -109,6 +109,9 @@ final class ModelRunner: @unchecked Sendable {
             // that never returns is reported by the checker.
             _ = waitFor("the waits from callbacks") { recorder.allWaitsReturned }
             passBarriers()
+            // A condition task that started late ends before the records do (one that never
+            // ends is reported by the checker, once this gives up).
+            _ = waitFor("condition tasks that started late") { recorder.stopRecordingUnlessAConditionTaskRuns() }
         }
         recorder.captureFinalStates()
         cleanUp()
