@@ -13,16 +13,21 @@ extension Op {
     ///   queue on an operation waiting in the same queue, or from an operation it depends on, could
     ///   never return; it traps with an explanation instead.
     public final func waitUntilFinished() async {
-        if withState({ $0.lifecycle == .finished }) { return }
-        if let current = Op.currentTaskOperation,
-           WaitDeadlocks.check(waitFor: self, holds: .task(running: current)) {
-            return
-        }
+        guard asyncWaitMustSuspend(inTaskOf: Op.currentTaskOperation) else { return }
         let watch = CycleSearchingWait.watch { DependencyCycles.endCycles(reachableFrom: self) }
         await withCheckedContinuation { continuation in
             onCompletion { continuation.resume() }
         }
         watch?.stop()
+    }
+
+    /// Whether an `async` wait for the operation, from the task of the body of `current` (if any),
+    /// must suspend, after the wait's checks (a wait that could never return traps): not if it
+    /// has finished for good, or if the checks say the wait returns at once.
+    final func asyncWaitMustSuspend(inTaskOf current: Op?) -> Bool {
+        if withState({ $0.lifecycle == .finished }) { return false }
+        if let current, WaitDeadlocks.check(waitFor: self, holds: .task(running: current)) { return false }
+        return true
     }
 
     /// Suspends until the operation is finished; if `cancellingOnTaskCancellation` is `true` and

@@ -24,21 +24,21 @@ extension Op {
     @available(*, noasync, message: "Use `await waitUntilFinished()`, which suspends instead of blocking a thread; in top-level code, where Swift picks this overload even after `await`, await it from an `async` function")
     public final func waitUntilFinished() {
         SynchronousWaitsInTasks.note(.operation, target: description)
-        blockUntilFinished()
-    }
-
-    /// The synchronous wait of ``waitUntilFinished()-2def2``, for the library's own callers (which
-    /// report their own call site, if any).
-    final func blockUntilFinished() {
-        // Finished for good, or finished and running its completion block on this very thread
-        // (it would otherwise wait for itself).
-        if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return }
-        if WaitDeadlocks.checkWait(for: self) { return }
+        guard blockingWaitMustBlock() else { return }
         let semaphore = DispatchSemaphore(value: 0)
         let registered = withState { $0.addWaiter { semaphore.signal() } }
         if registered {
             CycleSearchingWait.block(on: semaphore) { DependencyCycles.endCycles(reachableFrom: self) }
         }
+    }
+
+    /// Whether a blocking wait for the operation must block, after the wait's checks (a wait that
+    /// could never return traps): not if it has finished for good, or is finished and runs its
+    /// completion block on this very thread (it would otherwise wait for itself), or if the
+    /// checks say the wait returns at once.
+    final func blockingWaitMustBlock() -> Bool {
+        if withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === self { return false }
+        return !WaitDeadlocks.checkWait(for: self)
     }
 
     /// Registers `waiter` to be called once the operation is finished for good, or calls it now.

@@ -9,43 +9,35 @@ extension Op {
     /// wait (a wait that could never return traps; one that must return at once is skipped) come
     /// first.
     static func blockUntilAllFinished(_ operations: [Op]) {
-        var waited: [Op] = []
-        for operation in operations {
-            if operation.withState({ $0.lifecycle == .finished }) || ThreadContext.completingOperation === operation { continue }
-            if WaitDeadlocks.checkWait(for: operation) { continue }
-            waited.append(operation)
-        }
+        let waited = operations.filter { $0.blockingWaitMustBlock() }
         guard !waited.isEmpty else { return }
         let semaphore = DispatchSemaphore(value: 0)
-        // One more than the operations: the last tick is this thread's, once every waiter is
-        // registered, so the countdown cannot reach zero before.
-        let countdown = Countdown(waited.count + 1) { semaphore.signal() }
-        for operation in waited {
-            operation.onCompletion { countdown.tick() }
-        }
-        countdown.tick()
+        onCompletion(ofAll: waited) { semaphore.signal() }
         CycleSearchingWait.block(on: semaphore) { DependencyCycles.endCycles(reachableFromAnyOf: waited) }
     }
 
     /// Suspends until every operation of `operations` is finished for good, as `await`ing
     /// ``waitUntilFinished()-3s203`` on each in turn would, with one resumption.
     static func waitUntilAllFinished(_ operations: [Op]) async {
-        var waited: [Op] = []
         let current = Op.currentTaskOperation
-        for operation in operations {
-            if operation.withState({ $0.lifecycle == .finished }) { continue }
-            if let current, WaitDeadlocks.check(waitFor: operation, holds: .task(running: current)) { continue }
-            waited.append(operation)
-        }
+        let waited = operations.filter { $0.asyncWaitMustSuspend(inTaskOf: current) }
         guard !waited.isEmpty else { return }
         let watch = CycleSearchingWait.watch { [waited] in DependencyCycles.endCycles(reachableFromAnyOf: waited) }
         await withCheckedContinuation { continuation in
-            let countdown = Countdown(waited.count + 1) { continuation.resume() }
-            for operation in waited {
-                operation.onCompletion { countdown.tick() }
-            }
-            countdown.tick()
+            onCompletion(ofAll: waited) { continuation.resume() }
         }
         watch?.stop()
+    }
+
+    /// Calls `done` once, when every operation of `operations` (at least one) is finished for
+    /// good, on the thread that completes the last of them (or on this one, if they all are).
+    private static func onCompletion(ofAll operations: [Op], _ done: @escaping @Sendable () -> Void) {
+        // One more than the operations: the last tick is this thread's, once every waiter is
+        // registered, so the countdown cannot reach zero before.
+        let countdown = Countdown(operations.count + 1, action: done)
+        for operation in operations {
+            operation.onCompletion { countdown.tick() }
+        }
+        countdown.tick()
     }
 }

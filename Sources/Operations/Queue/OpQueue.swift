@@ -188,11 +188,9 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// to this overload and reports it as unavailable: make it from an `async` function instead.
     @available(*, noasync, message: "Use `await addOperations(_:waitUntilFinished:)`, which suspends instead of blocking a thread; in top-level code, where Swift picks this overload even after `await`, await it from an `async` function")
     open func addOperations(_ operations: [Op], waitUntilFinished wait: Bool) {
-        if wait {
-            SynchronousWaitsInTasks.note(.addedOperations, target: description)
-        }
         admit(operations)
         if wait {
+            SynchronousWaitsInTasks.note(.addedOperations, target: description)
             Op.blockUntilAllFinished(operations)
         }
     }
