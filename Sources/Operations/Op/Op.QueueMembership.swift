@@ -14,7 +14,7 @@ extension Op {
         private var storedSlot: Int32 = -1
         /// The ticket of the live ready-list entry; entries with other tickets are stale.
         var readyTicket: Op.Ticket = 0
-        /// `isBarrier`, `hasLiveReadyEntry`, `isParked` and `isLaneHead`, one bit each (the flags
+        /// `isBarrier`, `hasLiveReadyEntry`, `isParked`, `isLaneHead` and `isTaken`, one bit each (the flags
         /// share a byte, which keeps the membership at sixteen bytes), as the operation's state
         /// machine keeps its own (``OpStateMachine/Bits``).
         private var bits: Bits = []
@@ -25,6 +25,8 @@ extension Op {
             static let liveReadyEntry = Bits(rawValue: 1 << 1)
             static let parked = Bits(rawValue: 1 << 2)
             static let laneHead = Bits(rawValue: 1 << 3)
+            static let taken = Bits(rawValue: 1 << 4)
+            static let takenAgain = Bits(rawValue: 1 << 5)
         }
 
         private mutating func set(_ bit: Bits, _ value: Bool) {
@@ -55,6 +57,22 @@ extension Op {
         var isLaneHead: Bool {
             get { bits.contains(.laneHead) }
             set { set(.laneHead, newValue) }
+        }
+
+        /// Whether its queue took it to start: it is no longer pending (see
+        /// ``OpQueue/pendingOperationCount``). Cleared if the start is given back (it waits for
+        /// its exclusivity categories, or its start came to nothing).
+        var isTaken: Bool {
+            get { bits.contains(.taken) }
+            set { set(.taken, newValue) }
+        }
+
+        /// Whether its queue took it to start again before the previous start was given back
+        /// (its turn came while the drainer that gave the start back had not told the queue yet):
+        /// that give-back is then moot.
+        var isTakenAgain: Bool {
+            get { bits.contains(.takenAgain) }
+            set { set(.takenAgain, newValue) }
         }
 
         /// The operation's position in its queue's ``MemberList``; -1 outside a queue. Below twice

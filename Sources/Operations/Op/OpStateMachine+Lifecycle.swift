@@ -18,6 +18,22 @@ extension OpStateMachine {
 
     /// Adds the operation to `queue`: a free operation to any queue, a group's child only to its
     /// group's queue of children (see ``Membership``).
+    /// Why adding the operation to `queue` would be a programmer error, if it would (the checks
+    /// of ``enqueue(in:)``, without joining).
+    func refusal(joining queue: OpQueue) -> Misuse? {
+        switch membership {
+        case .free: break
+        case .queue: return .enqueueWhileEnqueued
+        case .childInQueue(let link): return link.queue === queue ? .enqueueWhileEnqueued : .enqueueGroupChild
+        case .child(let link): if link.queue !== queue { return .enqueueGroupChild }
+        }
+        switch lifecycle {
+        case .pending: return nil
+        case .executing: return .enqueueWhileExecuting
+        case .finishing, .finished: return .enqueueWhenFinished
+        }
+    }
+
     mutating func enqueue(in queue: OpQueue) -> EnqueueAction {
         let joined: Membership
         switch membership {

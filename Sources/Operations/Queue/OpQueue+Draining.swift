@@ -77,10 +77,11 @@ extension OpQueue {
         var releasing = false
         var leaving: Op?
         var cameToNothing: Op?
+        var givenBack: Op?
         while true {
             if let entry = handedOver {
                 handedOver = nil
-                run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing)
+                run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing, givenBack: &givenBack)
                 continue
             }
             // One lock acquisition per operation: the one that just finished leaves, its slot is
@@ -89,6 +90,9 @@ extension OpQueue {
                 if let operation = cameToNothing {
                     // A lane's head that will not ask after all lets the next one go.
                     _ = machine.releaseLane(of: operation, callerWillPoll: true)
+                }
+                if let operation = givenBack {
+                    machine.startGivenBack(operation)
                 }
                 let left = leaving.map { leaveLocked($0, callerWillPoll: true) }
                 if let left, left.changes.recorded {
@@ -101,13 +105,16 @@ extension OpQueue {
                 }
                 let next = machine.next(releasingSlot: releasing, laneCategory: OpQueue.laneCategory)
                 let discarded = machine.takeDiscarded()   // released below, outside the lock
+                let admitted = machine.admission.hasTold ? machine.admission.takeTold() : []
                 if case .stop = next {
                     return DrainStep(next: next, left: left, requestsDrainer: false,
-                                     stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
+                                     stallCheck: machine.stallCheckIfNeeded(), discarded: discarded, admitted: admitted)
                 }
-                return DrainStep(next: next, left: left, requestsDrainer: false, stallCheck: nil, discarded: discarded)
+                return DrainStep(next: next, left: left, requestsDrainer: false, stallCheck: nil, discarded: discarded,
+                                 admitted: admitted)
             }
             withExtendedLifetime(step.discarded) {}
+            if !step.admitted.isEmpty { OpQueue.tell(step.admitted) }
             if step.requestsDrainer { startDrainer() }
             // Moved out, not copied: a copy retains each of its references.
             if let left = step.left.take(), let leaving {
@@ -115,6 +122,7 @@ extension OpQueue {
             }
             leaving = nil
             cameToNothing = nil
+            givenBack = nil
             if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
             let entry: ReadyLists.Entry
             switch step.next {
@@ -132,11 +140,11 @@ extension OpQueue {
                 startDrainer(handingOver: entry)
                 return
             }
-            run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing)
+            run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing, givenBack: &givenBack)
             if sharing {
                 // The Dispatch queue runs other work too: after a slice, hand it back.
                 if DispatchTime.now().uptimeNanoseconds - started > OpQueue.dispatchQueueTimeSlice {
-                    yield(leaving: leaving, releasingSlot: releasing, cameToNothing: cameToNothing)
+                    yield(leaving: leaving, releasingSlot: releasing, cameToNothing: cameToNothing, givenBack: givenBack)
                     return
                 }
             } else if WorkerPool.shared.pendingJobs.load(ordering: .relaxed) > 0 {
@@ -150,17 +158,19 @@ extension OpQueue {
                     noted = now
                 }
                 if now - started > OpQueue.drainerTimeSlice {
-                    yield(leaving: leaving, releasingSlot: releasing, cameToNothing: cameToNothing)
+                    yield(leaving: leaving, releasingSlot: releasing, cameToNothing: cameToNothing, givenBack: givenBack)
                     return
                 }
             }
         }
     }
 
-    /// Runs a popped entry's operation; says whether its slot is to be given back and whether it
-    /// leaves the queue with the next lock acquisition.
+    /// Runs a popped entry's operation; says whether its slot is to be given back, whether it
+    /// leaves the queue with the next lock acquisition, and whether its start was given back (it
+    /// is pending again).
     @inline(__always)
-    private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?, cameToNothing: inout Op?) {
+    private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?, cameToNothing: inout Op?,
+                           givenBack: inout Op?) {
         switch entry.operation.runFromQueue(ticket: entry.ticket) {
         case .finished(let completesInDrainer):
             releasing = true
@@ -168,8 +178,10 @@ extension OpQueue {
         case .skipped:
             releasing = true
             cameToNothing = entry.operation
+            givenBack = entry.operation
         case .waitsForCategories:
             releasing = true
+            givenBack = entry.operation
         case .continuesAsynchronously:
             releasing = false
         }
@@ -177,10 +189,12 @@ extension OpQueue {
 
     /// A drainer stops: `leaving` (if any) leaves the queue, the slot goes back if
     /// `releasingSlot`, the lane of `cameToNothing` (an operation whose start came to nothing)
-    /// lets its next operation go, and another drainer is requested if more can start.
-    private final func yield(leaving: Op?, releasingSlot: Bool, cameToNothing: Op?) {
+    /// lets its next operation go, `givenBack` is pending again, and another drainer is
+    /// requested if more can start.
+    private final func yield(leaving: Op?, releasingSlot: Bool, cameToNothing: Op?, givenBack: Op?) {
         let (left, requestsDrainer) = withLock {
             let unparks = cameToNothing.map { machine.releaseLane(of: $0, callerWillPoll: false) } ?? false
+            if let givenBack { machine.startGivenBack(givenBack) }
             let left = leaving.map { leaveLocked($0, callerWillPoll: false) }
             return (left, (releasingSlot ? machine.releaseSlot() : machine.requestDrainerIfNeeded()) || unparks)
         }
@@ -200,5 +214,7 @@ extension OpQueue {
         var requestsDrainer: Bool
         var stallCheck: UInt64?
         var discarded: [ReadyLists.Entry]
+        /// Adders that waited for room, to tell (see ``OpQueueStateMachine/Admission``).
+        var admitted: [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)] = []
     }
 }

@@ -5,21 +5,36 @@ extension OpQueue {
     /// Adds operations given to one of the public `addOperation` methods. To a group's queue of
     /// children (``OpQueue/current`` in a child), they are added as children of the group, which
     /// then adds them here: an operation in this queue is always a child that the group counts.
-    final func admit<Operations: Collection<Op>>(_ operations: Operations) {
+    ///
+    /// With `reserved`, room was reserved for the one operation (``tryAddOperation(_:)``,
+    /// ``enqueue(_:)``): if the queue closed meanwhile, it is left untouched and the result is
+    /// `false`. Without, a closed queue turns the operations away (see ``close()``).
+    @discardableResult
+    final func admit<Operations: Collection<Op>>(_ operations: Operations, reserved: Bool = false) -> Bool {
         guard isGroupQueue else {
-            enqueue(operations)
-            return
+            return enqueue(operations, reserved: reserved)
         }
         guard let group = withLock({ owningGroup }) else {
             let named = operations.first.map { "\($0)" } ?? "An operation"
             misuse("\(named) was added to the queue of a group's children after the group finished. That queue (OpQueue.current in a child) takes children only while its group runs: add the operation to a queue of its own, or as a child of a running group.")
         }
+        if reserved { withLock { machine.admission.reservationUsed() } }
         group.addChildren(Array(operations))
+        return true
     }
 
     /// Adds operations without waiting for them; any drainer that the additions request runs as
     /// a job of its own (on the worker pool or the underlying queue), never on the calling thread.
-    final func enqueue<Operations: Collection<Op>>(_ operations: Operations) {
+    ///
+    /// A closed queue turns them away (see ``close()``), or, with `reserved` (room was reserved
+    /// for the one operation), leaves it untouched and returns `false`.
+    @discardableResult
+    final func enqueue<Operations: Collection<Op>>(_ operations: Operations, reserved: Bool = false) -> Bool {
+        // A queue seen closed here turns the operations away before their conditions are looked
+        // at (one that closes after this is seen closed under the lock below).
+        if isClosedFlag.load(ordering: .relaxed) {
+            return enqueueClosed(operations, reserved: reserved)
+        }
         if Instruments.isActive {
             // Before any of them can start.
             Instruments.enqueued(operations, in: self)
@@ -43,9 +58,17 @@ extension OpQueue {
         var barriers = 0
         var gated: [Op] = []
         var discarded: [ReadyLists.Entry] = []
+        var wasClosed = false
+        var told: [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)] = []
         let changes: QueueChanges = withLock {
+            if machine.admission.isClosed {
+                // Closed after the check above: turned away below.
+                wasClosed = true
+                return QueueChanges()
+            }
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
+            if reserved { machine.admission.reservationUsed() }
             for operation in operations {
                 // The operation is enqueued (or refused) before it becomes a member, so that a
                 // refused one never touches this queue's fields. Holding the queue's lock, no
@@ -71,9 +94,12 @@ extension OpQueue {
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
             discarded = machine.takeDiscarded()
+            if machine.admission.hasTold { told = machine.admission.takeTold() }
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
         withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
+        if wasClosed { return enqueueClosed(operations, reserved: reserved) }
+        if !told.isEmpty { OpQueue.tell(told) }
         if barriers > 0 { DependencyCycles.pendingBarriers.add(barriers, ordering: .relaxed) }
         if let refused {
             refused.trap(misuse)
@@ -87,6 +113,32 @@ extension OpQueue {
         if CycleWatch.count.load(ordering: .relaxed) > 0 {
             CycleWatch.noteEnqueued(operations)
         }
+        return true
+    }
+
+    /// Operations added after the queue closed: each is cancelled with ``OpQueueClosedError`` and
+    /// finishes at once, without running, on the calling thread (unless adding it is a programmer
+    /// error, which traps as on an open queue). With `reserved`, the one operation is left
+    /// untouched instead, and the result is `false`.
+    private final func enqueueClosed<Operations: Collection<Op>>(_ operations: Operations, reserved: Bool) -> Bool {
+        let (refusal, told): ((Op, OpStateMachine.Misuse)?, [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)]) = withLock {
+            if reserved { machine.admission.reservationUsed() }
+            let told = machine.admission.takeTold()
+            guard !reserved else { return (nil, told) }
+            for operation in operations {
+                if let refusal = operation.withState({ $0.refusal(joining: self) }) { return ((operation, refusal), told) }
+            }
+            return (nil, told)
+        }
+        OpQueue.tell(told)
+        if let (operation, misuse) = refusal { operation.trap(misuse) }
+        guard !reserved else { return false }
+        let error = closedError
+        for operation in operations {
+            operation.cancel(with: error)
+            operation.start()
+        }
+        return true
     }
 
     /// Adds the operations that the conditions of `gated` contributed as dependencies to this
@@ -235,6 +287,7 @@ extension OpQueue {
                 registryDeliver()
             }
         }
+        if !leaving.action.admitted.isEmpty { OpQueue.tell(leaving.action.admitted) }
         completing.complete(leaving: nil)
         if isGroupQueue, let group = withLock({ owningGroup }) {
             group.childFinished(completing)

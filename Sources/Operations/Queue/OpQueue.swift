@@ -66,6 +66,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// become its children (see ``admit(_:)``). Set when the group starts and cleared when it
     /// finishes, with the lock held.
     final var owningGroup: GroupOp?
+    /// Whether the queue is closed (see ``close()``), readable without the lock by the adds,
+    /// which look at it before an operation's conditions. Relaxed: set once, under the lock, which
+    /// the adds take next and which then tells them for sure.
+    final let isClosedFlag = Atomic<Bool>(false)
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()

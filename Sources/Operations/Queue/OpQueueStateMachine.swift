@@ -40,6 +40,8 @@ struct OpQueueStateMachine {
         var departed: Op?
         /// Whether the operation that left was a barrier.
         var barrierLeft = false
+        /// Adders waiting for room to tell (see ``Admission``), outside the lock.
+        var admitted: [(waiter: Admission.Waiter, error: (any Error)?)] = []
     }
 
     /// What a drainer must do next.
@@ -85,6 +87,11 @@ struct OpQueueStateMachine {
     /// Ready operations of later epochs, by epoch.
     private(set) var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
 
+    /// Admission control: pending members, the bound, closing (see ``Admission``).
+    var admission = Admission()
+    /// The members added with a coalescing key (see ``CoalescingTable``).
+    var coalescing = CoalescingTable()
+
     // Lanes of mutual exclusivity (see `Lane`).
     /// The queue's lane while it has only one (most queues use one category at a time): found
     /// without hashing its category's name or its head, and kept out of the tables below.
@@ -116,6 +123,7 @@ struct OpQueueStateMachine {
     @discardableResult
     mutating func addMember(_ operation: Op) -> Bool {
         members.append(operation)
+        admission.memberAdded()
         operation.membership.epoch = barrierCount
         if operation.membership.isBarrier {
             barrierCount += 1
@@ -131,6 +139,12 @@ struct OpQueueStateMachine {
         progressGeneration &+= 1
         var action = Action()
         let unparks = releaseLane(of: operation, callerWillPoll: callerWillPoll)
+        if !operation.membership.isTaken {
+            // It leaves without having been taken to start (an operation that times out waiting).
+            admission.memberTaken()
+        }
+        if admission.hasTold { action.admitted = admission.takeTold() }
+        if !coalescing.isEmpty { coalescing.remove(operation) }
         action.departed = members.remove(operation)
         if operation.membership.isBarrier {
             precondition(operation.membership.epoch == completedBarriers && epochCounts[0] == 0,
@@ -346,6 +360,13 @@ struct OpQueueStateMachine {
             compactIfNeeded()
         }
         guard let entry = next else { return .stop }
+        if !entry.operation.membership.isTaken {
+            entry.operation.membership.isTaken = true
+            admission.memberTaken()
+        } else {
+            // Its previous start is being given back by another drainer (see `startGivenBack`).
+            entry.operation.membership.isTakenAgain = true
+        }
         runningCount += 1
         progressGeneration &+= 1
         let more = requestDrainerIfNeeded(callerWillPoll: false)
@@ -356,6 +377,19 @@ struct OpQueueStateMachine {
     mutating func releaseSlot() -> Bool {
         releaseSlotLocked()
         return requestDrainerIfNeeded(callerWillPoll: false)
+    }
+
+    /// `operation`, taken to start, gave its start back (it waits for its exclusivity categories,
+    /// or its start came to nothing): it is pending again.
+    mutating func startGivenBack(_ operation: Op) {
+        guard operation.membership.isTaken, operation.membership.slot >= 0 else { return }
+        if operation.membership.isTakenAgain {
+            // Taken again meanwhile: it is not pending.
+            operation.membership.isTakenAgain = false
+            return
+        }
+        operation.membership.isTaken = false
+        admission.memberReturned()
     }
 
     private mutating func releaseSlotLocked() {
