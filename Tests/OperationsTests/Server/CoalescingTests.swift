@@ -74,10 +74,9 @@ import Dispatch
         let queue = OpQueue()
         queue.isSuspended = true
         let shared = queue.addOperation(Self.fetch("a"), coalescingKey: "a")
-        let callers = (0..<3).map { _ in
-            Task { try await queue.addOperation(Self.fetch("a"), coalescingKey: "a").value }
-        }
-        for caller in callers { _ = caller }   // they join `shared`
+        let joined = (0..<3).map { _ in queue.addOperation(Self.fetch("a"), coalescingKey: "a") }
+        #expect(joined.allSatisfy { $0 === shared })
+        let callers = joined.map { op in Task { try await op.value } }
         shared.cancel()
         queue.isSuspended = false
         for caller in callers {
@@ -85,6 +84,23 @@ import Dispatch
         }
         await queue.waitUntilAllOperationsAreFinished()
         #expect(queue.coalescingKeyCount == 0)
+    }
+
+    @Test func aCallerThatPassesItsCancellationOnCancelsTheSharedWorkForEveryCaller() async {
+        let queue = OpQueue()
+        let release = Gate()
+        let shared = queue.addOperation(Self.fetch("a", gate: release), coalescingKey: "a")
+        let patientJoined = queue.addOperation(Self.fetch("a"), coalescingKey: "a")
+        let hastyJoined = queue.addOperation(Self.fetch("a"), coalescingKey: "a")
+        #expect(patientJoined === shared && hastyJoined === shared)
+        let patient = Task { try await patientJoined.value }
+        let hasty = Task { try await hastyJoined.value(cancellingOnTaskCancellation: true) }
+        #expect(await eventuallyAsync { shared.isExecuting })
+        hasty.cancel()
+        #expect(await eventuallyAsync { shared.isCancelled })
+        release.open()
+        await #expect(throws: CancellationError.self) { _ = try await hasty.value }
+        await #expect(throws: CancellationError.self) { _ = try await patient.value }
     }
 
     @Test func keysBelongToTheirQueue() async {
