@@ -31,11 +31,21 @@ let package = Package(
             name: "Logging",
             description: "OpDiagnostics can route its reports to a swift-log Logger with structured metadata (see OpDiagnostics.log(to:))."
         ),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "OpQueueService: an OpQueue as a swift-service-lifecycle Service that shuts the queue down gracefully when its service group does."
+        ),
+        .trait(
+            name: "Metrics",
+            description: "Operations report counters, timers and gauges to swift-metrics, by queue (see OpMetrics)."
+        ),
         .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -44,6 +54,8 @@ let package = Package(
                 "OperationsRuntimeShims",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ],
             swiftSettings: strictSettings
         ),
@@ -94,6 +106,9 @@ let package = Package(
                 "Operations",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Logging"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"])),
             ],
             swiftSettings: strictSettings
         ),

@@ -12,13 +12,17 @@ enum Instruments {
     private static let installedCount = Atomic<Int>(installedFirst.count)
     private static let installed = LockedBox<[any OpInstrument]>(installedFirst)
 
-    /// The instruments installed from the start: with the `Tracing` trait, distributed tracing.
+    /// The instruments installed from the start: with the `Tracing` trait, distributed tracing;
+    /// with the `Metrics` trait, metrics.
     private static var installedFirst: [any OpInstrument] {
+        var instruments: [any OpInstrument] = []
         #if Tracing
-        [DistributedTracingInstrument.shared]
-        #else
-        []
+        instruments.append(DistributedTracingInstrument.shared)
         #endif
+        #if Metrics
+        instruments.append(MetricsInstrument.shared)
+        #endif
+        return instruments
     }
     /// Numbers threads for traces, from 1.
     private static let threadCounter = Atomic<Int>(0)

@@ -137,6 +137,19 @@ extension OpQueue {
         OpQueue.tell(told)
     }
 
+    /// The pending operations, and those that hold a slot of the queue's width (executing, or
+    /// about to start), as they will be once `finishing` (a member that is finishing now, if
+    /// given) has given its slot back and left (for metrics).
+    final func gaugeCounts(finishing: Op? = nil) -> (pending: Int, running: Int) {
+        withLock {
+            var counts = (pending: machine.admission.pending, running: machine.runningCount)
+            if let finishing, finishing.membership.slot >= 0, finishing.withState({ $0.queue }) === self {
+                if finishing.membership.isTaken { counts.running -= 1 } else { counts.pending -= 1 }
+            }
+            return (max(0, counts.pending), max(0, counts.running))
+        }
+    }
+
     /// How many ``enqueue(_:)`` callers wait for room (for tests).
     final var admissionWaiterCount: Int {
         withLock { machine.admission.waiterCount }
