@@ -80,7 +80,11 @@ let package = Package(
         // tests can run each example; not a product.
         .target(
             name: "ExampleCatalog",
-            dependencies: ["Operations"],
+            dependencies: [
+                "Operations",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["ServiceLifecycle"])),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(

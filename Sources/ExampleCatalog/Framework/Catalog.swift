@@ -20,6 +20,7 @@ public enum Catalog {
         BarrierExample.example,
         WaitingExample.example,
         DownloaderExample.example,
+        ServerQueueExample.example,
         SerialQueueComparison.example,
         ConcurrentQueueComparison.example,
         SyncAsyncComparison.example,
