@@ -204,6 +204,18 @@ import Dispatch
         await #expect(throws: OpQueueClosedError.self) { try await front.value }
     }
 
+    @Test(.oneExitTestAtATime) func tryingToAddAnOperationThatIsInAnotherQueueTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let first = OpQueue()
+            first.isSuspended = true
+            let op = BlockOp {}
+            op.name = "twice"
+            first.addOperation(op)
+            _ = OpQueue().tryAddOperation(op)
+        }
+        expectStandardError(of: result, toContain: ["\"twice\""])
+    }
+
     @Test(.oneExitTestAtATime) func aNegativeBoundTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let queue = OpQueue()
