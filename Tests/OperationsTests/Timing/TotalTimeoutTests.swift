@@ -102,6 +102,46 @@ import Testing
         #expect(blocker.error == nil)
     }
 
+    @Test func passingWhileWaitingForAnExclusivityCategoryTheOperationLeavesWithoutRunning() async {
+        let clock = ManualClock()
+        let category = uniqueToken("total-timeout")
+        let release = Gate()
+        let holder = AsyncOp { _ = await release.waitOffThread() }
+        holder.addCondition(.mutuallyExclusive(category))
+        let probe = Probe(name: "waits-for-category", clock: clock, totalTimeout: .seconds(5))
+        probe.op.addCondition(.mutuallyExclusive(category))
+        let queue = OpQueue()
+        queue.addOperation(holder)
+        #expect(await eventuallyAsync { holder.isExecuting })
+        queue.addOperation(probe.op)
+
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(5))
+        #expect(await eventuallyAsync { probe.didComplete })
+        #expect(!probe.didRun)
+        #expect((probe.op.error as? OpTimeoutError)?.phase == .waiting)
+        #expect(holder.isExecuting)
+        release.open()
+        #expect(await eventuallyAsync { holder.isFinished })
+    }
+
+    @Test func passingWhileAnAsyncConditionIsEvaluatedTheOperationLeavesWithoutRunning() async {
+        let clock = ManualClock()
+        let probe = Probe(name: "waits-for-condition", clock: clock, totalTimeout: .seconds(5))
+        probe.op.addCondition(.evaluate("never answers") { _ in
+            try await Task.sleep(for: .seconds(3600))   // ends when its task is cancelled
+            return true
+        })
+        let queue = OpQueue()
+        queue.addOperation(probe.op)
+
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(5))
+        #expect(await eventuallyAsync { probe.didComplete })
+        #expect(!probe.didRun)
+        #expect((probe.op.error as? OpTimeoutError)?.phase == .waiting)
+    }
+
     @Test func passingWhileRunningCancelsTheOperationInTheRunningPhase() async {
         let clock = ManualClock()
         let op = ClockTests.untilCancelled()
