@@ -114,8 +114,9 @@ open class AsyncOp: Op, @unchecked Sendable {
         }
         let task: Task<Void, Never>
         #if compiler(>=6.2)
-        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-            // Named after the operation: `Task.name` in the body is its `name` (nil without one).
+        if let name, #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            // Named after the operation: `Task.name` in the body is its `name`. An unnamed one
+            // takes the plain initializer (its task has no name), which costs less.
             task = Task(name: name, executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
                 await runBody()
             }
@@ -137,6 +138,7 @@ open class AsyncOp: Op, @unchecked Sendable {
 
     /// Runs the `async` body in the task that ``execute()-3w8hx`` started, and finishes the
     /// operation when it returns or throws.
+    @inline(__always)
     private final func runBody() async {
         let failure: (any Error)? = await Op.$currentTaskOperation.withValue(self) {
             if isCancelled {
