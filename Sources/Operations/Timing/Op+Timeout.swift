@@ -95,7 +95,7 @@ extension Op {
     /// ```
     ///
     /// The rules:
-    /// - It counts from the moment the operation enters a queue (``OpQueue/addOperation(_:)``
+    /// - It counts from the moment the operation enters a queue (``OpQueue/addOperation(_:)-(Op)``
     ///   and the other ways to add one; for a child of a ``GroupOp``, its group's queue of
     ///   children). An operation started by hand with ``start()``, in no queue, counts from its
     ///   start, as ``timeout`` does.
