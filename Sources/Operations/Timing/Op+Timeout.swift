@@ -105,7 +105,8 @@ extension Op {
     ///   ``cancel()``), its queue finishes it without running its body, and its completion block,
     ///   its observers and its dependents go on as after any cancellation. In a suspended queue it
     ///   is cancelled at once and leaves when the queue resumes (a suspended queue starts nothing,
-    ///   not even to finish a cancelled operation).
+    ///   not even to finish a cancelled operation). A ``GroupOp`` starts all the same, as after any
+    ///   cancellation, only to let its children, cancelled with it, finish.
     /// - Passing while the operation runs, it cancels it as ``timeout`` does, with
     ///   ``OpTimeoutError/Phase/running``.
     /// - An operation whose work is over, or that was cancelled or finished in another way,

@@ -142,6 +142,25 @@ import Testing
         #expect((probe.op.error as? OpTimeoutError)?.phase == .waiting)
     }
 
+    @Test func aGroupsChildCountsFromItsEntryIntoTheGroupsQueue() async {
+        let clock = ManualClock()
+        let dependency = BlockOp {}   // never started
+        let probe = Probe(name: "child", clock: clock, totalTimeout: .seconds(5))
+        probe.op.addDependency(dependency)
+        let sibling = BlockOp {}
+        let group = GroupOp(operations: [probe.op, sibling])
+        let queue = OpQueue()
+        queue.addOperation(group)
+
+        #expect(await clock.waitForSleepers(1))   // armed as the child entered the group's queue
+        clock.advance(by: .seconds(5))
+        #expect(await eventuallyAsync { group.isFinished })
+        #expect(!probe.didRun)
+        #expect(await eventuallyAsync { probe.didComplete })
+        #expect((probe.op.error as? OpTimeoutError)?.phase == .waiting)
+        #expect(sibling.isFinished && !sibling.isCancelled)
+    }
+
     @Test func passingWhileRunningCancelsTheOperationInTheRunningPhase() async {
         let clock = ManualClock()
         let op = ClockTests.untilCancelled()
