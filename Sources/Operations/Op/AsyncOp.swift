@@ -54,6 +54,17 @@
 /// **Errors.** An error thrown by the `async` body, or passed to ``finish(throwing:)``, is kept in
 /// ``Op/error``. ``AsyncBlockOp`` also keeps the value the body returns.
 ///
+/// **Task name.** The task of an `async` body is named after the operation: inside the body,
+/// `Task.name` is the operation's ``Op/name`` as it was when the operation started (`nil` for an
+/// operation without a name), so that debuggers and task dumps show which operation a task
+/// serves:
+///
+/// ```swift
+/// let sync = AsyncOp { print(Task.name ?? "unnamed") }   // prints "sync contacts"
+/// sync.name = "sync contacts"
+/// queue.addOperation(sync)
+/// ```
+///
 /// **Priority.** The task of an `async` body runs with the priority that matches the operation's
 /// ``Op/qualityOfService``, one step higher within that class for a `.high` or `.veryHigh`
 /// ``Op/queuePriority`` and one step lower for a `.low` or `.veryLow` one.
@@ -87,6 +98,8 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// the work is done. The default implementation runs the `async` ``execute()-9zoa`` in a
     /// `Task` and finishes the operation when it returns.
     open func execute() {
+        // One lock for the three: the task's priority, and its name (``Op/name``).
+        let (qualityOfService, queuePriority, name) = withState { ($0.qualityOfService, $0.priority, $0.name) }
         let priority = TaskPriority(qualityOfService, queuePriority: queuePriority)
         // Where the thread hands off (see `OpQueue.drainStartsHere()`), the task's first job is
         // kept to run on this thread next.
@@ -99,29 +112,52 @@ open class AsyncOp: Op, @unchecked Sendable {
                 context.pointee.taskHandOff = .open
             }
         }
-        let task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
-            let failure: (any Error)? = await Op.$currentTaskOperation.withValue(self) {
-                if isCancelled {
-                    // Cancelled before the body started (the handle may not be stored yet).
-                    withUnsafeCurrentTask { $0?.cancel() }
-                }
-                do {
-                    try await self.execute()
-                    return nil
-                } catch {
-                    return error
-                }
+        let task: Task<Void, Never>
+        #if compiler(>=6.2)
+        if let name, #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            // Named after the operation: `Task.name` in the body is its `name`. An unnamed one
+            // takes the plain initializer (its task has no name), which costs less.
+            task = Task(name: name, executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
+                await runBody()
             }
-            // Finished outside the body's task-local binding: the tasks of the operations this
-            // finish starts (see `OpQueue.drainStartsHere()`) then have no binding to copy.
-            if let failure {
-                keepFailure(failure)
+        } else {
+            task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
+                await runBody()
             }
-            finish(inOwnTask: true)
         }
+        #else
+        _ = name
+        task = Task(executorPreference: OpTaskExecutor.shared, priority: priority) { [self] in
+            await runBody()
+        }
+        #endif
         if keep(task) {
             task.cancel()
         }
+    }
+
+    /// Runs the `async` body in the task that ``execute()-3w8hx`` started, and finishes the
+    /// operation when it returns or throws.
+    @inline(__always)
+    private final func runBody() async {
+        let failure: (any Error)? = await Op.$currentTaskOperation.withValue(self) {
+            if isCancelled {
+                // Cancelled before the body started (the handle may not be stored yet).
+                withUnsafeCurrentTask { $0?.cancel() }
+            }
+            do {
+                try await self.execute()
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // Finished outside the body's task-local binding: the tasks of the operations this
+        // finish starts (see `OpQueue.drainStartsHere()`) then have no binding to copy.
+        if let failure {
+            keepFailure(failure)
+        }
+        finish(inOwnTask: true)
     }
 
     /// Keeps the task that runs the `async` body, so that cancelling the operation cancels it;

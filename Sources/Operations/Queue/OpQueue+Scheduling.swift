@@ -40,8 +40,14 @@ extension OpQueue {
             Instruments.enqueued(operations, in: self)
         }
         var withConditions: [Op] = []   // a loop, not `filter`: no array is made when none has any
-        for operation in operations where operation.flags.load(ordering: .relaxed) & Op.Flags.gated != 0 {
-            withConditions.append(operation)
+        // Operations with observers may have a total timeout, armed once they are in (only an
+        // observed operation can have one: its tracker is an observer).
+        var observed: [Op] = []
+        for operation in operations {
+            let flags = operation.flags.load(ordering: .relaxed)
+            guard flags & (Op.Flags.gated | Op.Flags.observed) != 0 else { continue }
+            if flags & Op.Flags.gated != 0 { withConditions.append(operation) }
+            if flags & Op.Flags.observed != 0 { observed.append(operation) }
         }
         if !withConditions.isEmpty {
             // The operations their conditions contributed as dependencies join first (even for a
@@ -109,6 +115,9 @@ extension OpQueue {
         if changes.recorded { registryDeliver() }
         for operation in gated {
             operation.passGates()
+        }
+        for operation in observed {
+            operation.armTotalTimeout()
         }
         if CycleWatch.count.load(ordering: .relaxed) > 0 {
             CycleWatch.noteEnqueued(operations)

@@ -18,7 +18,8 @@
 /// ``succeededAttempt``. After a failed attempt, the next one is made and run unless the attempts
 /// are used up, `shouldRetry(error, attempt)` says no, the ``Backoff`` says to stop, or the
 /// `RetryOp` was cancelled. Between attempts it waits as the backoff says, with a ``DelayOp``
-/// child: no thread is held, and cancelling the `RetryOp` ends the wait at once.
+/// child on the `RetryOp`'s ``Op/clock`` (a test clock advanced by hand drives the backoff with
+/// no real waiting): no thread is held, and cancelling the `RetryOp` ends the wait at once.
 ///
 /// An attempt fails when it finishes with an ``Op/error`` (a timeout, see ``Op/timeout``, is one),
 /// or when it is cancelled (with `CancellationError()` as its error if it has none).
@@ -240,6 +241,9 @@ public class RetryOp: GroupOp, @unchecked Sendable {
             } else {
                 let wait = DelayOp(for: delay)
                 wait.name = "wait before attempt \(number + 1)"
+                if let clock = timingClock {
+                    wait.clock = clock   // the backoff is measured on this operation's clock
+                }
                 record.withLockedValue { $0.wait = wait }
                 addChild(wait)
             }

@@ -11,7 +11,8 @@
 /// ```
 ///
 /// ``init(for:)`` counts from the moment the operation starts executing (like any operation, it
-/// starts once its dependencies have finished and its queue has a slot for it);
+/// starts once its dependencies have finished and its queue has a slot for it), on its
+/// ``Op/clock``: a test clock advanced by hand ends it with no real waiting;
 /// ``init(until:)`` waits for an instant of the continuous clock, and finishes at once if that
 /// has passed. While it waits it holds its queue slot, as an ``AsyncOp`` does, but no thread: ten
 /// thousand delays cost ten thousand timers, not threads.
@@ -28,7 +29,7 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
 
     private enum TimerState {
         case idle
-        case waiting(DeadlineTimer)
+        case waiting(ClockTimer)
         case over
     }
 
@@ -62,6 +63,20 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
 
     /// Starts the wait: a timer, with no thread held.
     public override func execute() {
+        if case .duration(let duration) = wait, let clock = timingClock {
+            // On another clock than the continuous one: a sleep on that clock, in a task.
+            guard duration > .zero else {
+                end()
+                return
+            }
+            hold(ClockTimer(after: duration, clock: clock, qualityOfService: qualityOfService) { [self] in
+                end()
+            })
+            if isCancelled {
+                end()
+            }
+            return
+        }
         let deadline: ContinuousClock.Instant = switch wait {
         case .duration(let duration): .now + duration
         case .instant(let instant): instant
@@ -79,15 +94,20 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
             end()
             return
         }
-        let next = DeadlineTimer(after: remaining, qualityOfService: qualityOfService) { [self] in
+        let next = ClockTimer.dispatch(DeadlineTimer(after: remaining, qualityOfService: qualityOfService) { [self] in
             // Dispatch's clock and the continuous clock may differ slightly: wait for the rest.
             if ContinuousClock.now < deadline {
                 schedule(until: deadline)
             } else {
                 end()
             }
-        }
-        let unneeded: DeadlineTimer? = timer.withLockedValue { state in
+        })
+        hold(next)
+    }
+
+    /// Keeps `next` as the timer of the wait, unless the delay is over (then it is cancelled).
+    private func hold(_ next: ClockTimer) {
+        let unneeded: ClockTimer? = timer.withLockedValue { state in
             if case .over = state { return next }
             state = .waiting(next)
             return nil
@@ -97,7 +117,7 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
 
     /// Finishes the delay, once, whether the time passed or it was cancelled.
     private func end() {
-        let ends: (Bool, DeadlineTimer?) = timer.withLockedValue { state in
+        let ends: (Bool, ClockTimer?) = timer.withLockedValue { state in
             switch state {
             case .over:
                 return (false, nil)

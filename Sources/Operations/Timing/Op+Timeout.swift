@@ -29,6 +29,9 @@ extension Op {
     ///   runs (the body still runs, cancelled, as after any cancellation while it starts). Set
     ///   while the operation runs, zero cancels it at once.
     ///
+    /// The time is measured on the operation's ``clock`` (the continuous clock by default). To
+    /// count the time the operation waits to start as well, use ``totalTimeout``.
+    ///
     /// An operation without a timeout pays nothing for the feature.
     ///
     /// - Important: A negative timeout is a programmer error and traps: give zero or more, or
@@ -52,8 +55,8 @@ extension Op {
     /// Arms or disarms the timeout's timer as the state machine says.
     final func perform(_ arming: OpStateMachine.TimeoutArming) {
         switch arming {
-        case .arm(let tracker, let duration, let generation, let qualityOfService):
-            tracker.arm(self, after: duration, generation: generation, qualityOfService: qualityOfService)
+        case .arm(let tracker, let duration, let generation, let clock, let qualityOfService):
+            tracker.arm(self, after: duration, generation: generation, clock: clock, qualityOfService: qualityOfService)
         case .disarm(let tracker, let generation):
             tracker.disarm(generation: generation)
         }
@@ -66,8 +69,87 @@ extension Op {
     /// ``cancel()`` (so that a subclass's override hears of it).
     final func timeoutPassed(_ duration: Duration, generation: UInt64) {
         // Described here, with no lock held: `description` may be overridden.
-        let error = OpTimeoutError(timeout: duration, operation: description)
+        let error = OpTimeoutError(timeout: duration, operation: description, phase: .running)
         if withState({ $0.timeoutPassed(generation: generation, error: error) }) {
+            cancel()
+        }
+    }
+
+    /// How long the operation may take from the moment it enters a queue to the end of its work,
+    /// waiting included: measured on ``clock``, and when it passes first, the operation is
+    /// cancelled with an ``OpTimeoutError`` as its ``error``. `nil` (the default) sets no limit.
+    ///
+    /// It counts everything an operation waits for before it starts: its dependencies, its
+    /// conditions, its exclusivity categories, its queue's width, a suspended queue. A deadline for
+    /// a request, whatever stands in its way:
+    ///
+    /// ```swift
+    /// let render = BlockOp { renderThumbnail(of: image) }
+    /// render.totalTimeout = .seconds(2)   // waiting and running together
+    /// render.completionBlock = {
+    ///     if let timedOut = render.error as? OpTimeoutError {
+    ///         print(timedOut.phase == .waiting ? "never started" : "gave up while running")
+    ///     }
+    /// }
+    /// queue.addOperation(render)
+    /// ```
+    ///
+    /// The rules:
+    /// - It counts from the moment the operation enters a queue (``OpQueue/addOperation(_:)-(Op)``
+    ///   and the other ways to add one; for a child of a ``GroupOp``, its group's queue of
+    ///   children). An operation started by hand with ``start()``, in no queue, counts from its
+    ///   start, as ``timeout`` does.
+    /// - Passing before the operation starts, it cancels the operation with an error whose
+    ///   ``OpTimeoutError/phase`` is ``OpTimeoutError/Phase/waiting``: the operation stops
+    ///   waiting for its unfinished dependencies (as any cancelled operation does: see
+    ///   ``cancel()``), its queue finishes it without running its body, and its completion block,
+    ///   its observers and its dependents go on as after any cancellation. In a suspended queue it
+    ///   is cancelled at once and leaves when the queue resumes (a suspended queue starts nothing,
+    ///   not even to finish a cancelled operation). A ``GroupOp`` starts all the same, as after any
+    ///   cancellation, only to let its children, cancelled with it, finish.
+    /// - Passing while the operation runs, it cancels it as ``timeout`` does, with
+    ///   ``OpTimeoutError/Phase/running``.
+    /// - An operation whose work is over, or that was cancelled or finished in another way,
+    ///   keeps that outcome. With ``timeout`` set too, whichever passes first cancels it.
+    /// - Zero cancels the operation as it enters its queue.
+    ///
+    /// An operation without a total timeout pays nothing for the feature.
+    ///
+    /// - Important: Set it before adding the operation to a queue (or to a group) and before
+    ///   starting it: setting it later traps, since the time counts from then. A negative total
+    ///   timeout is a programmer error and traps too.
+    public final var totalTimeout: Duration? {
+        get { withState { $0.totalTimeout } }
+        set {
+            if let newValue, newValue < .zero {
+                misuse("The totalTimeout of \(self) was set to \(newValue), which is negative. Give a duration of zero or more (zero cancels the operation as it enters its queue), or nil for no limit.")
+            }
+            let (accepted, attach) = withState { $0.setTotalTimeout(newValue) }
+            guard accepted else {
+                misuse("The totalTimeout of \(self) was set after it entered a queue or started; it counts from the moment the operation enters its queue. Set totalTimeout before adding the operation to a queue, or set timeout to limit the time it runs from now.")
+            }
+            if let attach {
+                addObserver(attach)
+            }
+        }
+    }
+
+    /// Arms the total timeout if it has one and it is not armed yet: called as the operation
+    /// enters a queue, and as it starts (for one started by hand).
+    final func armTotalTimeout() {
+        if let arming = withState({ $0.armTotalTimeout() }) {
+            arming.tracker.armTotal(self, after: arming.duration, clock: arming.clock,
+                                    qualityOfService: arming.qualityOfService)
+        }
+    }
+
+    /// The total timeout of `duration` passed: the operation is cancelled with an
+    /// ``OpTimeoutError`` if it is still waiting or its work is still going, with the phase it is
+    /// in, decided under its lock (see ``OpStateMachine/totalTimeoutPassed(_:)``).
+    final func totalTimeoutPassed(_ duration: Duration) {
+        // Described here, with no lock held: `description` may be overridden.
+        let operation = description
+        if withState({ $0.totalTimeoutPassed { OpTimeoutError(timeout: duration, operation: operation, phase: $0) } }) {
             cancel()
         }
     }
