@@ -51,8 +51,8 @@ extension OpQueue {
     }
 
     /// Whether the queue becomes empty before `duration` passes on `clock` (suspends until one or
-    /// the other; the timer runs on the library's executor and is cancelled if the queue empties
-    /// first).
+    /// the other; the timer, a Dispatch timer on the continuous clock and a sleep on the library's
+    /// executor otherwise, is cancelled if the queue empties first).
     private func emptiesWithin(_ duration: Duration, clock: any Clock<Duration>) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let pending = LockedBox<CheckedContinuation<Bool, Never>?>(continuation)
@@ -62,20 +62,12 @@ extension OpQueue {
                     return stored
                 }?.resume(returning: emptied)
             }
-            let timer = Task(executorPreference: OpTaskExecutor.shared) {
-                try? await Self.sleep(on: clock, for: duration)
-                if !Task.isCancelled { resolve(false) }
-            }
+            let timer = ClockTimer(after: duration, clock: clock is ContinuousClock ? nil : clock) { resolve(false) }
             let emptied: @Sendable () -> Void = {
                 resolve(true)
                 timer.cancel()
             }
             if !addEmptyWaiter(emptied) { emptied() }
         }
-    }
-
-    /// Sleeps for `duration` on `clock` (opens the existential).
-    private static func sleep<C: Clock<Duration>>(on clock: C, for duration: Duration) async throws {
-        try await clock.sleep(until: clock.now.advanced(by: duration), tolerance: nil)
     }
 }

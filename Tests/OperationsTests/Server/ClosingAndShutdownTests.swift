@@ -118,7 +118,7 @@ import Dispatch
         await queue.addOperations([done, blocker, stuck], waitUntilFinished: false)
         await done.waitUntilFinished()
         #expect(await eventuallyAsync { queue.operationCount == 2 })
-        let clock = HandDrivenClock()
+        let clock = ManualClock()
         let shutdown = Task { await queue.shutdown(gracePeriod: .seconds(30), clock: clock) }
         #expect(await eventuallyAsync { clock.sleeperCount == 1 })   // the shutdown began
         hold.open()
@@ -151,7 +151,7 @@ import Dispatch
     }
 
     @Test func shutdownMeasuresItsGracePeriodOnTheClockItIsGiven() async {
-        let clock = HandDrivenClock()
+        let clock = ManualClock()
         let queue = OpQueue()
         let started = Gate()
         let running = BlockOp {}
