@@ -23,7 +23,7 @@ extension OpQueue {
     ///     `.zero` cancels them at once.
     ///   - clock: The clock that measures the grace period (a test can pass one it advances by hand).
     /// - Important: Awaiting this from one of the queue's own operations could never return; it
-    ///   traps with an explanation instead, as ``waitUntilAllOperationsAreFinished()-3s203`` does.
+    ///   traps with an explanation instead, as ``waitUntilAllOperationsAreFinished()-3sghu`` does.
     @discardableResult
     public func shutdown(gracePeriod: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> ShutdownReport {
         if let current = Op.currentTaskOperation {
