@@ -23,14 +23,14 @@ extension OpQueue {
     ///
     /// - Important: A negative bound is a programmer error and traps.
     public var maxPendingOperationCount: Int {
-        get { withLock { machine.admission.maxPending } }
+        get { withLock { admission.maxPending } }
         set {
             if newValue < 0 {
                 misuse("maxPendingOperationCount of \(self) was set to \(newValue). Use 0 or more (Int.max, the default, for no bound).")
             }
             let told = withLock {
-                machine.admission.setMaxPending(newValue)
-                return machine.admission.takeTold()
+                admission.setMaxPending(newValue, pending: machine.pendingCount)
+                return admission.takeTold()
             }
             OpQueue.tell(told)
         }
@@ -41,12 +41,12 @@ extension OpQueue {
     /// for display and metrics, not to decide whether to add (``tryAddOperation(_:)`` decides
     /// and adds at once).
     public var pendingOperationCount: Int {
-        withLock { machine.admission.pending }
+        withLock { machine.pendingCount }
     }
 
     /// Whether the queue is closed: it takes no new operations (see ``close()``).
     public var isClosed: Bool {
-        withLock { machine.admission.isClosed }
+        withLock { admission.isClosed }
     }
 
     /// Adds `operation` if the queue has room for it: it is open, fewer than
@@ -63,7 +63,7 @@ extension OpQueue {
     /// - Important: Adding an operation that is in a queue already, executing or finished is a
     ///   programmer error and traps, as with ``addOperation(_:)-(Op)``.
     public func tryAddOperation(_ operation: Op) -> Bool {
-        guard withLock({ machine.admission.reserve() }) else { return false }
+        guard withLock({ admission.reserve(pending: machine.pendingCount) }) else { return false }
         return admit(CollectionOfOne(operation), reserved: true)
     }
 
@@ -93,9 +93,9 @@ extension OpQueue {
             try Task.checkCancellation()
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let entry: Entry? = withLock {
-                    if machine.admission.isClosed { return nil }
-                    if machine.admission.reserve() { return .reserved }
-                    let id = machine.admission.wait { error in
+                    if admission.isClosed { return nil }
+                    if admission.reserve(pending: machine.pendingCount) { return .reserved }
+                    let id = admission.wait { error in
                         if let error { continuation.resume(throwing: error) } else { continuation.resume() }
                     }
                     box.withLockedValue { $0 = id }
@@ -130,9 +130,9 @@ extension OpQueue {
     public func close() {
         let error = closedError
         let told = withLock {
-            machine.admission.close(error)
+            admission.close(error)
             isClosedFlag.store(true, ordering: .relaxed)
-            return machine.admission.takeTold()
+            return admission.takeTold()
         }
         OpQueue.tell(told)
     }
@@ -142,7 +142,7 @@ extension OpQueue {
     /// given) has given its slot back and left (for metrics).
     final func gaugeCounts(finishing: Op? = nil) -> (pending: Int, running: Int) {
         withLock {
-            var counts = (pending: machine.admission.pending, running: machine.runningCount)
+            var counts = (pending: machine.pendingCount, running: machine.runningCount)
             if let finishing, finishing.membership.slot >= 0, finishing.withState({ $0.queue }) === self {
                 if finishing.membership.isTaken { counts.running -= 1 } else { counts.pending -= 1 }
             }
@@ -152,12 +152,12 @@ extension OpQueue {
 
     /// How many ``enqueue(_:)`` callers wait for room (for tests).
     final var admissionWaiterCount: Int {
-        withLock { machine.admission.waiterCount }
+        withLock { admission.waiterCount }
     }
 
     /// The entries of the line of callers waiting for room, withdrawn ones included (for tests).
     final var admissionLineLength: Int {
-        withLock { machine.admission.lineLength }
+        withLock { admission.lineLength }
     }
 
     /// The error of this queue once closed.
@@ -167,13 +167,20 @@ extension OpQueue {
 
     /// The adder `id` stops waiting: its task was cancelled.
     private func withdrawAdder(_ id: UInt64) {
-        let (withdrawn, told) = withLock { (machine.admission.withdraw(id), machine.admission.takeTold()) }
+        let (withdrawn, told) = withLock { (admission.withdraw(id, pending: machine.pendingCount), admission.takeTold()) }
         OpQueue.tell(told)
         withdrawn?.resume(CancellationError())
     }
 
+    /// Reserves room for the adders waiting, if there is some now, and hands them over to be told
+    /// outside the lock. Call with the lock held, after the pending members decreased.
+    final func admitWaiters() -> OpQueueStateMachine.Admission.Told {
+        admission.pendingDecreased(to: machine.pendingCount)
+        return admission.takeTold()
+    }
+
     /// Tells adders that waited for room, outside the lock.
-    static func tell(_ told: [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)]) {
+    static func tell(_ told: OpQueueStateMachine.Admission.Told) {
         for (waiter, error) in told {
             waiter.resume(error)
         }

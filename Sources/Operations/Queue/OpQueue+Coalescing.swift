@@ -30,12 +30,12 @@ extension OpQueue {
         // The operation that holds the key, if it is to be joined or is of the wrong type; the
         // one to cancel, if it is replaced before it started.
         let (holder, replaced): (Op?, Op?) = withLock {
-            if let existing = machine.coalescing.operation(for: key), existing !== operation, !existing.isFinished {
+            if let existing = coalescing.operation(for: key), existing !== operation, !existing.isFinished {
                 guard existing is O, policy == .replacePending else { return (existing, nil) }
-                machine.coalescing.record(operation, for: key)
+                coalescing.record(operation, for: key)
                 return (nil, existing.isExecuting ? nil : existing)
             }
-            machine.coalescing.record(operation, for: key)
+            coalescing.record(operation, for: key)
             return (nil, nil)
         }
         if let holder {
@@ -51,6 +51,6 @@ extension OpQueue {
 
     /// The number of coalescing keys the queue keeps (for tests: they go as their operations leave).
     final var coalescingKeyCount: Int {
-        withLock { machine.coalescing.count }
+        withLock { coalescing.count }
     }
 }

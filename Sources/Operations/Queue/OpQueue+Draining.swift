@@ -78,6 +78,7 @@ extension OpQueue {
         var leaving: Op?
         var cameToNothing: Op?
         var givenBack: Op?
+        var admitted: OpQueueStateMachine.Admission.Told = []
         while true {
             if let entry = handedOver {
                 handedOver = nil
@@ -100,21 +101,25 @@ extension OpQueue {
                     // so that nothing of the queue is held up by this thread while they run (a
                     // handler may wait for the queue): the slot goes back now, and another drainer
                     // is requested if more can start.
+                    if admission.hasWaiters { admitted = admitWaiters() }
                     return DrainStep(next: nil, left: left, requestsDrainer: machine.releaseSlot(),
                                      stallCheck: nil, discarded: machine.takeDiscarded())
                 }
                 let next = machine.next(releasingSlot: releasing, laneCategory: OpQueue.laneCategory)
                 let discarded = machine.takeDiscarded()   // released below, outside the lock
-                let admitted = machine.admission.hasTold ? machine.admission.takeTold() : []
+                // Adders that the leaving or the start made room for (rare: kept out of the step).
+                if admission.hasWaiters { admitted = admitWaiters() }
                 if case .stop = next {
                     return DrainStep(next: next, left: left, requestsDrainer: false,
-                                     stallCheck: machine.stallCheckIfNeeded(), discarded: discarded, admitted: admitted)
+                                     stallCheck: machine.stallCheckIfNeeded(), discarded: discarded)
                 }
-                return DrainStep(next: next, left: left, requestsDrainer: false, stallCheck: nil, discarded: discarded,
-                                 admitted: admitted)
+                return DrainStep(next: next, left: left, requestsDrainer: false, stallCheck: nil, discarded: discarded)
             }
             withExtendedLifetime(step.discarded) {}
-            if !step.admitted.isEmpty { OpQueue.tell(step.admitted) }
+            if !admitted.isEmpty {
+                OpQueue.tell(admitted)
+                admitted = []
+            }
             if step.requestsDrainer { startDrainer() }
             // Moved out, not copied: a copy retains each of its references.
             if let left = step.left.take(), let leaving {
@@ -192,12 +197,15 @@ extension OpQueue {
     /// lets its next operation go, `givenBack` is pending again, and another drainer is
     /// requested if more can start.
     private final func yield(leaving: Op?, releasingSlot: Bool, cameToNothing: Op?, givenBack: Op?) {
+        var admitted: OpQueueStateMachine.Admission.Told = []
         let (left, requestsDrainer) = withLock {
             let unparks = cameToNothing.map { machine.releaseLane(of: $0, callerWillPoll: false) } ?? false
             if let givenBack { machine.startGivenBack(givenBack) }
             let left = leaving.map { leaveLocked($0, callerWillPoll: false) }
+            if admission.hasWaiters { admitted = admitWaiters() }
             return (left, (releasingSlot ? machine.releaseSlot() : machine.requestDrainerIfNeeded()) || unparks)
         }
+        if !admitted.isEmpty { OpQueue.tell(admitted) }
         if requestsDrainer { startDrainer() }
         if let left, let leaving {
             performLeaving(left, completing: leaving)
@@ -214,7 +222,5 @@ extension OpQueue {
         var requestsDrainer: Bool
         var stallCheck: UInt64?
         var discarded: [ReadyLists.Entry]
-        /// Adders that waited for room, to tell (see ``OpQueueStateMachine/Admission``).
-        var admitted: [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)] = []
     }
 }

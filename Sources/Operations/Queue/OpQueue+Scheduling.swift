@@ -18,7 +18,7 @@ extension OpQueue {
             let named = operations.first.map { "\($0)" } ?? "An operation"
             misuse("\(named) was added to the queue of a group's children after the group finished. That queue (OpQueue.current in a child) takes children only while its group runs: add the operation to a queue of its own, or as a child of a running group.")
         }
-        if reserved { withLock { machine.admission.reservationUsed() } }
+        if reserved { withLock { admission.reservationUsed(pending: machine.pendingCount) } }
         group.addChildren(Array(operations))
         return true
     }
@@ -65,16 +65,16 @@ extension OpQueue {
         var gated: [Op] = []
         var discarded: [ReadyLists.Entry] = []
         var wasClosed = false
-        var told: [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)] = []
+        var told: OpQueueStateMachine.Admission.Told = []
         let changes: QueueChanges = withLock {
-            if machine.admission.isClosed {
+            if admission.isClosed {
                 // Closed after the check above: turned away below.
                 wasClosed = true
                 return QueueChanges()
             }
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
-            if reserved { machine.admission.reservationUsed() }
+            if reserved { admission.reservationUsed(pending: machine.pendingCount) }
             for operation in operations {
                 // The operation is enqueued (or refused) before it becomes a member, so that a
                 // refused one never touches this queue's fields. Holding the queue's lock, no
@@ -100,7 +100,7 @@ extension OpQueue {
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
             discarded = machine.takeDiscarded()
-            if machine.admission.hasTold { told = machine.admission.takeTold() }
+            if admission.hasTold { told = admission.takeTold() }
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
         withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
@@ -130,9 +130,9 @@ extension OpQueue {
     /// error, which traps as on an open queue). With `reserved`, the one operation is left
     /// untouched instead, and the result is `false`.
     private final func enqueueClosed<Operations: Collection<Op>>(_ operations: Operations, reserved: Bool) -> Bool {
-        let (refusal, told): ((Op, OpStateMachine.Misuse)?, [(waiter: OpQueueStateMachine.Admission.Waiter, error: (any Error)?)]) = withLock {
-            if reserved { machine.admission.reservationUsed() }
-            let told = machine.admission.takeTold()
+        let (refusal, told): ((Op, OpStateMachine.Misuse)?, OpQueueStateMachine.Admission.Told) = withLock {
+            if reserved { admission.reservationUsed(pending: machine.pendingCount) }
+            let told = admission.takeTold()
             guard !reserved else { return (nil, told) }
             for operation in operations {
                 if let refusal = operation.withState({ $0.refusal(joining: self) }) { return ((operation, refusal), told) }
@@ -254,7 +254,14 @@ extension OpQueue {
 
     /// A member is finished for good: it leaves the queue, then completes (outside a drainer).
     final func leave(_ operation: Op) {
-        performLeaving(withLock { leaveLocked(operation, callerWillPoll: false) }, completing: operation)
+        var admitted: OpQueueStateMachine.Admission.Told = []
+        let leaving = withLock {
+            let leaving = leaveLocked(operation, callerWillPoll: false)
+            if admission.hasWaiters { admitted = admitWaiters() }
+            return leaving
+        }
+        if !admitted.isEmpty { OpQueue.tell(admitted) }
+        performLeaving(leaving, completing: operation)
     }
 
     /// What a member's leaving asks for once the lock is released.
@@ -270,6 +277,7 @@ extension OpQueue {
         let countBefore = machine.operationCount
         let operationsBefore = observedOperations()
         let action = machine.removeMember(operation, callerWillPoll: callerWillPoll)
+        if !coalescing.isEmpty { coalescing.remove(operation) }
         // Counted under the lock: a waiter released by a later leaving (the queue emptied) must
         // see this one counted, even if this thread is preempted before it performs the rest.
         progress.memberLeft(operation)
@@ -296,7 +304,6 @@ extension OpQueue {
                 registryDeliver()
             }
         }
-        if !leaving.action.admitted.isEmpty { OpQueue.tell(leaving.action.admitted) }
         completing.complete(leaving: nil)
         if isGroupQueue, let group = withLock({ owningGroup }) {
             group.childFinished(completing)

@@ -26,7 +26,7 @@ import Synchronization
 ///
 /// Queues are `Equatable` and `Hashable` by identity, as `NSObject`s are.
 open class OpQueue: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked Sendable: `machine`, `storedName`, `storedUnderlyingQueue`,
+    // @unchecked Sendable: `machine`, `admission`, `coalescing`, `storedName`, `storedUnderlyingQueue`,
     // `storedQualityOfService` and `owningGroup` are only touched with `lock` held; `registry` and `progress` are
     // thread-safe on their own; `isMainQueue` is immutable.
 
@@ -53,10 +53,16 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// in the checked build (see `Lock.swift`).
     #if OPERATIONS_INTERNAL_CHECKS
     final var machine = OpQueueStateMachine()
+    final var admission = OpQueueStateMachine.Admission()
+    final var coalescing = CoalescingTable()
     final var storedUnderlyingQueue: DispatchQueue?
     final var storedQualityOfService: DispatchQoS.QoSClass = .default
     #else
     @exclusivity(unchecked) final var machine = OpQueueStateMachine()
+    /// Admission control (see ``OpQueueStateMachine/Admission``), beside the scheduler.
+    @exclusivity(unchecked) final var admission = OpQueueStateMachine.Admission()
+    /// The members added with a coalescing key (see ``CoalescingTable``).
+    @exclusivity(unchecked) final var coalescing = CoalescingTable()
     @exclusivity(unchecked) final var storedUnderlyingQueue: DispatchQueue?
     @exclusivity(unchecked) final var storedQualityOfService: DispatchQoS.QoSClass = .default
     #endif

@@ -25,9 +25,8 @@ extension OpQueueStateMachine {
         precondition(readyBarriers.count <= pendingBarriers, "Internal inconsistency: \(readyBarriers.count) ready barriers for \(pendingBarriers) pending")
         members.checkInvariants()
         let untaken = members.elements.reduce(0) { $0 + ($1.membership.isTaken ? 0 : 1) }
-        precondition(admission.pending == untaken,
-                     "Internal inconsistency: \(admission.pending) pending counted for \(untaken) members not taken to start")
-        precondition(admission.reserved >= 0, "Internal inconsistency: \(admission.reserved) reservations")
+        precondition(pendingCount == untaken,
+                     "Internal inconsistency: \(pendingCount) pending counted for \(untaken) members not taken to start")
     }
 }
 

@@ -1,9 +1,11 @@
 extension OpQueueStateMachine {
-    /// The queue's admission control, kept by its scheduler under the queue's lock: how many
-    /// members are pending (added and not yet taken to start), the bound that
-    /// ``OpQueue/tryAddOperation(_:)`` and ``OpQueue/enqueue(_:)`` respect, the room promised to
-    /// adders on their way in, whether the queue is closed, and the adders that wait for room
-    /// (first come, first served).
+    /// The queue's admission control, a state machine of its own beside the scheduler, under the
+    /// queue's lock: the bound that ``OpQueue/tryAddOperation(_:)`` and ``OpQueue/enqueue(_:)``
+    /// respect, the room promised to adders on their way in, whether the queue is closed, and the
+    /// adders that wait for room (first come, first served). The scheduler counts the pending
+    /// members (``OpQueueStateMachine/pendingCount``) and each event is given that count: the
+    /// path of an operation touches no field of this (kept out of the scheduler, whose size
+    /// every event pays for).
     ///
     /// Foundation-style adds are never refused or held back: they count as pending, which only
     /// leaves less room for the adders that respect the bound.
@@ -18,10 +20,11 @@ extension OpQueueStateMachine {
             let resume: @Sendable ((any Error)?) -> Void
         }
 
+        /// Adders to tell, and what: `nil` for room reserved, or the error that ends their wait.
+        typealias Told = [(waiter: Waiter, error: (any Error)?)]
+
         /// The most pending members that the adders that respect the bound leave in the queue.
         var maxPending = Int.max
-        /// Members not yet taken to start (see ``Op/QueueMembership/isTaken``).
-        private(set) var pending = 0
         /// Room promised to adders on their way in (their operations are not members yet).
         private(set) var reserved = 0
         /// Whether the queue takes no new operations.
@@ -34,10 +37,11 @@ extension OpQueueStateMachine {
         private var nextWaiterID: UInt64 = 0
         /// Adders told of room (or of the closing) by the last events; the storage tells them
         /// after unlocking.
-        private(set) var told: [(waiter: Waiter, error: (any Error)?)] = []
+        private(set) var told: Told = []
 
-        /// Whether an adder that respects the bound may add one operation now.
-        var hasRoom: Bool { !isClosed && pending + reserved < maxPending && waiters.isEmpty }
+        /// Whether an adder that respects the bound may add one operation now, `pending` members
+        /// being pending.
+        func hasRoom(pending: Int) -> Bool { !isClosed && pending + reserved < maxPending && waiters.isEmpty }
 
         /// Whether anybody waits for room (checked before anything else on the hot paths).
         var hasWaiters: Bool { !waiters.isEmpty }
@@ -50,35 +54,24 @@ extension OpQueueStateMachine {
 
         // MARK: Events
 
-        /// A member joined.
-        mutating func memberAdded() {
-            pending += 1
-        }
-
-        /// A pending member was taken to start, or left without being taken.
-        mutating func memberTaken() {
-            pending -= 1
-            if !waiters.isEmpty { grantWhileRoom() }
-        }
-
-        /// A member taken to start gave its start back (it waits for its exclusivity categories,
-        /// or its start came to nothing): it is pending again.
-        mutating func memberReturned() {
-            pending += 1
+        /// The pending members are `pending` now, fewer than before (one started or left): the
+        /// waiting adders get the room (call only if ``hasWaiters``).
+        mutating func pendingDecreased(to pending: Int) {
+            grantWhileRoom(pending: pending)
         }
 
         /// Reserves room for one operation if there is some (see ``hasRoom``).
-        mutating func reserve() -> Bool {
-            guard hasRoom else { return false }
+        mutating func reserve(pending: Int) -> Bool {
+            guard hasRoom(pending: pending) else { return false }
             reserved += 1
             return true
         }
 
-        /// A reservation's operation joined (counted by ``memberAdded()``), or its adder gave up.
-        mutating func reservationUsed() {
+        /// A reservation's operation joined (the scheduler counts it pending), or its adder gave up.
+        mutating func reservationUsed(pending: Int) {
             precondition(reserved > 0, "Internal inconsistency: a reservation used with none made")
             reserved -= 1
-            if !waiters.isEmpty { grantWhileRoom() }
+            if !waiters.isEmpty { grantWhileRoom(pending: pending) }
         }
 
         /// An adder waits for room: returns its id, to withdraw it with ``withdraw(_:)``.
@@ -92,12 +85,12 @@ extension OpQueueStateMachine {
 
         /// The adder `id` stops waiting (its task was cancelled). Returns it if it was still
         /// waiting (the caller tells it); `nil` if room was reserved for it already.
-        mutating func withdraw(_ id: UInt64) -> Waiter? {
+        mutating func withdraw(_ id: UInt64, pending: Int) -> Waiter? {
             guard let waiter = waiters.removeValue(forKey: id) else { return nil }
             if waiters.isEmpty {
                 _ = line.removeAll()
             } else {
-                grantWhileRoom()   // the ones behind it may go now
+                grantWhileRoom(pending: pending)   // the ones behind it may go now
                 if line.count > 32 && line.count > 2 * waiters.count {
                     // Withdrawn ones behind a waiting front are dropped once they are most of it.
                     let live = line.removeAll().filter { waiters[$0] != nil }
@@ -108,9 +101,9 @@ extension OpQueueStateMachine {
         }
 
         /// The bound changed.
-        mutating func setMaxPending(_ count: Int) {
+        mutating func setMaxPending(_ count: Int, pending: Int) {
             maxPending = count
-            if !waiters.isEmpty { grantWhileRoom() }
+            if !waiters.isEmpty { grantWhileRoom(pending: pending) }
         }
 
         /// The queue closes: every waiting adder is told `error`.
@@ -125,13 +118,13 @@ extension OpQueueStateMachine {
         var hasTold: Bool { !told.isEmpty }
 
         /// Hands over the adders to tell.
-        mutating func takeTold() -> [(waiter: Waiter, error: (any Error)?)] {
+        mutating func takeTold() -> Told {
             defer { told = [] }
             return told
         }
 
         /// Reserves room for the waiting adders, first come first served, while there is some.
-        private mutating func grantWhileRoom() {
+        private mutating func grantWhileRoom(pending: Int) {
             while !isClosed, pending + reserved < maxPending, let id = line.first {
                 _ = line.popFirst()
                 guard let waiter = waiters.removeValue(forKey: id) else { continue }   // withdrawn

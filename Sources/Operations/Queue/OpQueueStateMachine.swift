@@ -40,8 +40,6 @@ struct OpQueueStateMachine {
         var departed: Op?
         /// Whether the operation that left was a barrier.
         var barrierLeft = false
-        /// Adders waiting for room to tell (see ``Admission``), outside the lock.
-        var admitted: [(waiter: Admission.Waiter, error: (any Error)?)] = []
     }
 
     /// What a drainer must do next.
@@ -87,10 +85,9 @@ struct OpQueueStateMachine {
     /// Ready operations of later epochs, by epoch.
     private(set) var held: [Int: [(entry: Entry, priority: Op.QueuePriority)]] = [:]
 
-    /// Admission control: pending members, the bound, closing (see ``Admission``).
-    var admission = Admission()
-    /// The members added with a coalescing key (see ``CoalescingTable``).
-    var coalescing = CoalescingTable()
+    /// The members not yet taken to start (see ``Op/QueueMembership/isTaken``), which
+    /// ``Admission`` bounds.
+    private(set) var pendingCount = 0
 
     // Lanes of mutual exclusivity (see `Lane`).
     /// The queue's lane while it has only one (most queues use one category at a time): found
@@ -123,7 +120,7 @@ struct OpQueueStateMachine {
     @discardableResult
     mutating func addMember(_ operation: Op) -> Bool {
         members.append(operation)
-        admission.memberAdded()
+        pendingCount += 1
         operation.membership.epoch = barrierCount
         if operation.membership.isBarrier {
             barrierCount += 1
@@ -141,10 +138,8 @@ struct OpQueueStateMachine {
         let unparks = releaseLane(of: operation, callerWillPoll: callerWillPoll)
         if !operation.membership.isTaken {
             // It leaves without having been taken to start (an operation that times out waiting).
-            admission.memberTaken()
+            pendingCount -= 1
         }
-        if admission.hasTold { action.admitted = admission.takeTold() }
-        if !coalescing.isEmpty { coalescing.remove(operation) }
         action.departed = members.remove(operation)
         if operation.membership.isBarrier {
             precondition(operation.membership.epoch == completedBarriers && epochCounts[0] == 0,
@@ -362,7 +357,7 @@ struct OpQueueStateMachine {
         guard let entry = next else { return .stop }
         if !entry.operation.membership.isTaken {
             entry.operation.membership.isTaken = true
-            admission.memberTaken()
+            pendingCount -= 1
         } else {
             // Its previous start is being given back by another drainer (see `startGivenBack`).
             entry.operation.membership.isTakenAgain = true
@@ -389,7 +384,7 @@ struct OpQueueStateMachine {
             return
         }
         operation.membership.isTaken = false
-        admission.memberReturned()
+        pendingCount += 1
     }
 
     private mutating func releaseSlotLocked() {

@@ -3,7 +3,8 @@ import Synchronization
 @testable import Operations
 
 /// The queue's admission control as a pure state machine (`OpQueueStateMachine.Admission`),
-/// checked against a plain reference model over random sequences of events.
+/// checked against a plain reference model over random sequences of events (the count of
+/// pending members, which the scheduler keeps, is kept here as the queue would).
 @Suite struct AdmissionStateMachineTests {
     /// The reference: plain arrays, no cleverness.
     struct Model {
@@ -38,6 +39,7 @@ import Synchronization
     @Test(arguments: 0..<200) func randomEventsMatchTheReferenceModel(seed: Int) {
         var generator = SplitMix64(seed: UInt64(seed))
         var machine = OpQueueStateMachine.Admission()
+        var pending = 0   // the scheduler's count of pending members
         var model = Model()
         let told = Told()
         var waiterIDs: [UInt64] = []   // machine ids of adders still possibly waiting
@@ -47,30 +49,31 @@ import Synchronization
             trail.append("\(event)")
             switch event {
             case 0, 1:
-                machine.memberAdded()
+                pending += 1
                 model.pending += 1
             case 2:
                 guard model.pending > 0 else { continue }
-                machine.memberTaken()
+                pending -= 1
+                if machine.hasWaiters { machine.pendingDecreased(to: pending) }
                 model.pending -= 1
                 model.grant()
             case 3:
-                machine.memberReturned()
+                pending += 1
                 model.pending += 1
             case 4:
-                let reserved = machine.reserve()
+                let reserved = machine.reserve(pending: pending)
                 let modelReserves = !model.isClosed && model.pending + model.reserved < model.maxPending && model.waiting.isEmpty
                 #expect(reserved == modelReserves, "step \(step): reserve")
                 if modelReserves { model.reserved += 1 }
             case 5:
                 guard model.reserved > 0 else { continue }
-                machine.reservationUsed()
+                machine.reservationUsed(pending: pending)
                 model.reserved -= 1
                 model.grant()
             case 6:
                 // An adder, as `enqueue(_:)`: reserves if it may, waits otherwise.
                 guard !model.isClosed else { continue }
-                if machine.reserve() {
+                if machine.reserve(pending: pending) {
                     #expect(model.pending + model.reserved < model.maxPending && model.waiting.isEmpty, "step \(step): reserve")
                     model.reserved += 1
                     continue
@@ -83,7 +86,7 @@ import Synchronization
                 waiterIDs.append(assigned)
             case 7:
                 guard let id = waiterIDs.randomElement(using: &generator) else { continue }
-                let withdrawn = machine.withdraw(id)
+                let withdrawn = machine.withdraw(id, pending: pending)
                 let wasWaiting = model.waiting.contains(id)
                 #expect((withdrawn != nil) == wasWaiting, "step \(step): withdraw")
                 if wasWaiting {
@@ -92,7 +95,7 @@ import Synchronization
                 }
             case 8:
                 let bound = Int.random(in: 0..<6, using: &generator)
-                machine.setMaxPending(bound)
+                machine.setMaxPending(bound, pending: pending)
                 model.maxPending = bound
                 model.grant()
             default:
@@ -104,7 +107,7 @@ import Synchronization
                 }
             }
             for (waiter, error) in machine.takeTold() { waiter.resume(error) }
-            #expect(machine.pending == model.pending && machine.reserved == model.reserved, "step \(step): counts after \(trail.suffix(12)) model \(model)")
+            #expect(pending == model.pending && machine.reserved == model.reserved, "step \(step): counts after \(trail.suffix(12)) model \(model)")
             #expect(machine.waiterCount == model.waiting.count, "step \(step): waiters")
             #expect(told.granted == model.granted, "step \(step): granted")
             #expect(Set(told.refused) == Set(model.refused), "step \(step): refused")
