@@ -66,6 +66,10 @@ enum Catalog {
                     workload: Growth.groupChildren, largest: 1 << 18, checksMemory: true),
         GrowthCheck(name: "retry-attempts", grows: "failed attempts of one RetryOp",
                     workload: Growth.retryAttempts, largest: 1 << 18, checksMemory: true),
+        GrowthCheck(name: "admission-waiters", grows: "callers of enqueue(_:) waiting for room in a full queue",
+                    workload: Growth.admissionWaiters, largest: 1 << 17),
+        GrowthCheck(name: "coalescing-keys", grows: "operations in flight under distinct coalescing keys, joined and replaced",
+                    workload: Growth.coalescingKeys, largest: 1 << 17),
     ]
 
     static let figures: [Figure] = [
