@@ -134,6 +134,10 @@ extension OpQueue {
             if reserved { admission.reservationUsed(pending: machine.pendingCount) }
             let told = admission.takeTold()
             guard !reserved else { return (nil, told) }
+            if !coalescing.isEmpty {
+                // Added with a coalescing key, turned away: the key is free.
+                for operation in operations { coalescing.remove(operation) }
+            }
             for operation in operations {
                 if let refusal = operation.withState({ $0.refusal(joining: self) }) { return ((operation, refusal), told) }
             }

@@ -103,6 +103,14 @@ import Dispatch
         await #expect(throws: CancellationError.self) { _ = try await patient.value }
     }
 
+    @Test func aClosedQueueTurnsACoalescedOperationAwayAndKeepsNoKey() async {
+        let queue = OpQueue()
+        queue.close()
+        let op = queue.addOperation(Self.fetch("a"), coalescingKey: "a")
+        #expect(op.isCancelled && op.isFinished)
+        #expect(queue.coalescingKeyCount == 0)
+    }
+
     @Test func keysBelongToTheirQueue() async {
         let one = OpQueue()
         let two = OpQueue()
