@@ -32,6 +32,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
     /// Worked out once, when the condition is made: every operation it is added to reads them.
     let exclusivityCategories: [String]
+    /// The counted categories (limits and rate limits) the condition asks for: its own, and those
+    /// of ``all(_:)``. Worked out once, like ``exclusivityCategories``.
+    let limits: [OpLimit]
 
     /// What the condition checks.
     indirect enum Kind: Sendable {
@@ -45,6 +48,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
         case noCancelledDependencies
         /// Holds the category while the operation runs; always passes.
         case mutuallyExclusive(String)
+        /// Takes a permit of a counted category as the operation starts; always passes (see
+        /// ``OpCondition/limited(_:permits:)``).
+        case limited(OpLimit)
         /// Every condition passes (evaluated in order; the first failure is reported).
         case all([OpCondition])
         /// At least one condition passes.
@@ -63,6 +69,7 @@ public struct OpCondition: Sendable, CustomStringConvertible {
         self.name = name
         self.kind = kind
         self.exclusivityCategories = Self.exclusivityCategories(of: kind)
+        self.limits = Self.limits(of: kind)
     }
 
     // MARK: Built-ins
