@@ -294,4 +294,17 @@ if include("tracing") {
         without: Measure.best(of: repetitions) { Workloads.oursUntraced(100_000) }))
 }
 
+if include("limits") {
+    // Issue 24: a limit of 4 shared by 4 queues against one queue of width 4.
+    let count = 100_000
+    let limited = Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count) }
+    let width4 = Measure.best(of: repetitions) { Workloads.oursWidthLimited(count) }
+    report.addCost(CostRow(
+        name: "19. 100k ops × limited(\"x\", permits: 4) over 4 queues, against one width-4 queue",
+        with: limited, without: width4))
+    report.addTarget(issue: "Issue 24", Target(
+        name: "19. limited(permits: 4) over 4 queues / one width-4 queue", unit: .perOperation(count), ours: limited,
+        peerName: "width-4 queue", peer: width4, limit: 1.5, whenFiled: "new"))
+}
+
 report.print()
