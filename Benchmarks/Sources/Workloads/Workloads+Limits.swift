@@ -6,14 +6,20 @@ extension Workloads {
     // MARK: 19. Limits
 
     /// `count` empty operations with `OpCondition.limited("x", permits: 4)`, spread over 4 queues
-    /// of default width (so that the limit, not the queues, bounds them).
-    public static func oursLimitedAcrossQueues(_ count: Int, permits: Int = 4, queues queueCount: Int = 4) {
-        let limit = OpCondition.limited("benchmark-limit", permits: permits)
-        let queues = (0..<queueCount).map { _ in OpQueue() }
+    /// of default width (so that the limit, not the queues, bounds them). `width` sets the queues'
+    /// width; `condition`, if given, replaces the limit (`.some(nil)`: no condition at all).
+    public static func oursLimitedAcrossQueues(_ count: Int, permits: Int = 4, queues queueCount: Int = 4,
+                                               width: Int? = nil, condition: OpCondition?? = .none) {
+        let limit: OpCondition? = condition ?? .limited("benchmark-limit", permits: permits)
+        let queues = (0..<queueCount).map { _ in
+            let queue = OpQueue()
+            if let width { queue.maxConcurrentOperationCount = width }
+            return queue
+        }
         var batches: [[Op]] = Array(repeating: [], count: queueCount)
         for index in 0..<count {
             let operation = BlockOp {}
-            operation.addCondition(limit)
+            if let limit { operation.addCondition(limit) }
             batches[index % queueCount].append(operation)
         }
         for (queue, batch) in zip(queues, batches) {

@@ -91,13 +91,13 @@ enum Exclusivity {
         mutating func askLimits(_ operation: Op, limits: [OpLimit], sequence: UInt64, mayWait: Bool,
                                 grantsAtTurn: Bool, asker: () -> Asker) -> LimitsAnswer {
             let id = ObjectIdentifier(operation)
-            if !limits.isEmpty, !self.limits.knows(id) {
-                for limit in limits where machine.isInUse(limit.category) {
-                    return LimitsAnswer(outcome: .waiting, mismatch: (limit.category, OpLimit.Spec(permits: 1, interval: nil), limit.spec))
-                }
-            }
             let request = LimitStateMachine.Request(operation: id, limits: limits, sequence: sequence,
                                                     grantsAtTurn: grantsAtTurn, payload: operation)
+            // A name in use as an exclusive category is a mismatch; the counted category just
+            // used is not one (both cannot be in use at once), which spares hashing its name.
+            for limit in limits where !self.limits.isRecentlyInUse(limit.category) && machine.isInUse(limit.category) {
+                return LimitsAnswer(outcome: .waiting, mismatch: (limit.category, OpLimit.Spec(permits: 1, interval: nil), limit.spec))
+            }
             switch self.limits.request(request, mayWait: mayWait) {
             case .granted(let startsIntervals):
                 return LimitsAnswer(outcome: .granted,
@@ -204,10 +204,11 @@ enum Exclusivity {
             let id = ObjectIdentifier(operation)
             var limitTurns: [LimitStateMachine.Turn] = []
             var releasedLimits: AnyObject?
-            if !table.limits.isIdle, table.limits.knows(id, sequence: sequence) {
-                releasedLimits = table.limits.release(id)
+            if !table.limits.isIdle, let payload = table.limits.release(id, sequence: sequence) {
+                releasedLimits = payload
                 limitTurns = table.limits.takeTurns()
             }
+            guard table.machine.hasRequests else { return (releasedLimits, SmallList(), limitTurns) }
             if let sequence, !table.machine.knows(id, sequence: sequence) { return (releasedLimits, SmallList(), limitTurns) }
             let (released, turns) = table.machine.releaseReturningRequests(id)
             #if OPERATIONS_INTERNAL_CHECKS
@@ -337,7 +338,7 @@ enum Exclusivity {
             guard !operation.isFinished else { return Table.LimitsAnswer(outcome: .waiting) }
             let mayWait = queue.map { !table.isSuspended($0) } ?? true
             // Asked before, it holds its exclusive categories, if any: only its counted ones remain.
-            if !table.limits.knows(id, sequence: sequence), !categories.isEmpty {
+            if !categories.isEmpty, !table.limits.knows(id, sequence: sequence) {
                 let granted: Bool
                 if let again = table.machine.requestAgain(id, sequence: sequence, mayWait: mayWait) {
                     granted = again

@@ -336,6 +336,9 @@ struct ExclusivityStateMachine {
         records[operation]?.request.sequence == sequence
     }
 
+    /// Whether some operation holds a category or waits (if not, a release has nothing to do).
+    var hasRequests: Bool { !records.isEmpty }
+
     /// Whether an operation holds `category` or waits for it (a category that is neither is
     /// parked or forgotten: a counted category of the same name may then be declared).
     func isInUse(_ category: String) -> Bool {

@@ -26,7 +26,8 @@
 ///
 /// **Memory.** A category is kept while a permit is held, reserved or out (a rate limit's, for
 /// its interval) or a request waits for it, and forgotten once none is: a name can then be
-/// declared again with other permits. Two declarations of one name with different permits (or
+/// declared again with other permits. (A forgotten category is parked for reuse, a few at most,
+/// so that a category whose permits all come back now and then is not made again each time.) Two declarations of one name with different permits (or
 /// intervals) in use at the same time are a programmer error (``mismatch(_:_:_:)``).
 struct LimitStateMachine {
     /// The counted categories an operation asks for as it starts.
@@ -75,8 +76,8 @@ struct LimitStateMachine {
 
     /// A counted category in use.
     final class Category {
-        /// Its permits.
-        let spec: OpLimit.Spec
+        /// Its permits (changed only while it is parked: a parked category is not in use).
+        var spec: OpLimit.Spec
         /// The permits held, reserved, or out (a rate limit's, until they come back).
         var inUse = 0
         /// The rate limit's permits that are out (included in ``inUse``), for the checks.
@@ -85,6 +86,9 @@ struct LimitStateMachine {
         var line = RingBuffer<Record>()
         /// How many entries of ``line`` were withdrawn.
         var dead = 0
+        /// Whether it is unused, kept only to be reused without allocating and hashing its name
+        /// again (it counts as forgotten: another declaration may take it).
+        var isParked = false
 
         init(spec: OpLimit.Spec) {
             self.spec = spec
@@ -118,6 +122,8 @@ struct LimitStateMachine {
     }
 
     private var categories: [String: Category] = [:]
+    /// How many of ``categories`` are parked.
+    private var parkedCount = 0
     private var records: [ObjectIdentifier: Record] = [:]
     private var turned: [Turn] = []
     /// The category found last: an operation's neighbours name the same one over and over.
@@ -129,7 +135,7 @@ struct LimitStateMachine {
     init() {}
 
     /// Whether no request waits or holds and no permit is out: the storage skips the machine.
-    var isIdle: Bool { categories.isEmpty }
+    var isIdle: Bool { categories.count == parkedCount }
 
     // MARK: Events
 
@@ -153,7 +159,7 @@ struct LimitStateMachine {
             }
         }
         for limit in request.limits {
-            if let category = existingCategory(limit.category), category.spec != limit.spec {
+            if let category = existingCategory(limit.category), !category.isParked, category.spec != limit.spec {
                 return .mismatch(category: limit.category, inUse: category.spec, declared: limit.spec)
             }
         }
@@ -176,9 +182,10 @@ struct LimitStateMachine {
     /// its waiting request. Returns the payload of its request (released by the caller outside
     /// its lock), if it had one.
     @discardableResult
-    mutating func release(_ operation: ObjectIdentifier) -> AnyObject? {
+    mutating func release(_ operation: ObjectIdentifier, sequence: UInt64? = nil) -> AnyObject? {
         guard let index = records.index(forKey: operation) else { return nil }
         let record = records.values[index]
+        if let sequence, record.request.sequence != sequence { return nil }
         records.remove(at: index)
         switch record.stage {
         case .waiting:
@@ -234,9 +241,16 @@ struct LimitStateMachine {
         return sequence.map { record.request.sequence == $0 } ?? true
     }
 
+    /// Whether `category` is the one found last and is in use (a comparison of names, no hashing).
+    func isRecentlyInUse(_ category: String) -> Bool {
+        guard let recent, recent.name == category else { return false }
+        return !recent.category.isParked
+    }
+
     /// The permits `category` is used with, if it is in use.
     func spec(of category: String) -> OpLimit.Spec? {
-        categories[category]?.spec
+        guard let found = categories[category], !found.isParked else { return nil }
+        return found.spec
     }
 
     /// How many permits of `category` are held, reserved or out (for tests).
@@ -250,7 +264,7 @@ struct LimitStateMachine {
     }
 
     /// How many categories are kept (for tests: a category unused is forgotten).
-    var keptCategoryCount: Int { categories.count }
+    var keptCategoryCount: Int { categories.count - parkedCount }
 
     // MARK: Taking and giving back
 
@@ -335,10 +349,20 @@ struct LimitStateMachine {
         category.dead = 0
     }
 
+    /// Forgets `category` if no one uses it: it is parked, to be reused, and the parked ones
+    /// are dropped once there are more than a few (a process that names many categories in turn
+    /// does not keep them all).
     private mutating func forgetIfUnused(_ name: String, _ category: Category) {
-        guard category.isUnused else { return }
-        categories[name] = nil
-        if recent?.name == name { recent = nil }
+        guard category.isUnused, !category.isParked else { return }
+        category.isParked = true
+        category.line = RingBuffer()
+        category.dead = 0
+        parkedCount += 1
+        guard parkedCount > 32 else { return }
+        work &+= UInt64(categories.count)
+        categories = categories.filter { !$0.value.isParked }
+        parkedCount = 0
+        recent = nil
     }
 
     private mutating func existingCategory(_ name: String) -> Category? {
@@ -349,7 +373,14 @@ struct LimitStateMachine {
     }
 
     private mutating func category(_ limit: OpLimit) -> Category {
-        if let found = existingCategory(limit.category) { return found }
+        if let found = existingCategory(limit.category) {
+            if found.isParked {
+                found.isParked = false
+                found.spec = limit.spec
+                parkedCount -= 1
+            }
+            return found
+        }
         let created = Category(spec: limit.spec)
         categories[limit.category] = created
         recent = (limit.category, created)
@@ -386,8 +417,9 @@ struct LimitStateMachine {
                 for limit in limits where limit.spec.interval == nil { held[limit.category, default: 0] += 1 }
             }
         }
+        precondition(categories.values.filter(\.isParked).count == parkedCount, "Internal inconsistency: \(parkedCount) parked categories counted")
         for (name, category) in categories {
-            precondition(!category.isUnused, "Internal inconsistency: unused category \(name) is kept")
+            precondition(category.isUnused == category.isParked, "Internal inconsistency: category \(name) parked: \(category.isParked)")
             precondition(category.inUse <= category.spec.permits, "Internal inconsistency: \(name) has \(category.inUse) of \(category.spec.permits) permits in use")
             precondition(category.inUse == held[name, default: 0] + category.tokensOut,
                          "Internal inconsistency: \(name) counts \(category.inUse) permits in use, not \(held[name, default: 0]) + \(category.tokensOut) out")

@@ -36,6 +36,7 @@ extension OpLimit {
     /// `existing` and `added`, one limit per category, sorted by category (the order in which an
     /// operation takes them). A category named twice with different specs traps.
     static func merged(_ existing: [OpLimit], _ added: [OpLimit]) -> [OpLimit] {
+        if existing.isEmpty && added.count == 1 { return added }   // the common case: one limit
         var byCategory: [String: OpLimit] = [:]
         for limit in existing + added {
             if let other = byCategory[limit.category], other.spec != limit.spec {
