@@ -14,6 +14,14 @@ import Dispatch
 /// whose queue already has one of its category asking or holding does not ask at all: it waits in
 /// its queue's lane (``OpQueueStateMachine/Lane``) until that one is done.
 ///
+/// **Counted categories.** The same table keeps, under the same lock, the counted categories of
+/// ``OpCondition/limited(_:permits:)`` and ``OpCondition/rateLimited(_:permits:per:clock:)``
+/// (``LimitStateMachine``), asked for by the same protocol: an operation with both asks for its
+/// exclusive categories first and, once it holds them, for its counted ones; waiting for either,
+/// it gives its slot back, and its turn puts it at the front of its ready list. One lock for both
+/// kinds lets a name used both ways be caught as it is asked for. Operations with counted
+/// categories have no lane (several may hold one).
+///
 /// **Locks.** The table's lock is the innermost of the library's: a queue tells the table of its
 /// suspension with its own lock held, so that the table's copy of "suspended" changes together
 /// with the queue's, and a request, which reads the copy, never waits for a suspended queue.

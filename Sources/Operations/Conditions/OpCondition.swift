@@ -6,7 +6,8 @@
 /// condition. Synchronous conditions run on the thread that made the operation ready; if any
 /// condition is `async` (``evaluate(_:_:)``), they all run in a task, which holds no thread while
 /// it waits. Then the operation goes on its queue's ready list; an exclusive one takes its
-/// categories (``mutuallyExclusive(_:)``) when its queue starts it.
+/// categories (``mutuallyExclusive(_:)``), and a limited one its permits (``limited(_:permits:)``,
+/// ``rateLimited(_:permits:per:clock:)``), when its queue starts it.
 ///
 /// If a condition fails, the operation is cancelled: its body does not run, and its
 /// ``Op/error`` is a ``ConditionFailedError`` naming the condition.

@@ -301,7 +301,7 @@ struct LimitStateMachine {
     /// come back on their own: `includingIntervals` false).
     private mutating func giveBackTaken(_ record: Record, includingIntervals: Bool) {
         for limit in record.request.limits.prefix(record.taken) where includingIntervals || limit.spec.interval == nil {
-            giveBack(limit.category, categories[limit.category]!)
+            giveBack(limit.category, existingCategory(limit.category)!)
         }
     }
 
