@@ -318,6 +318,10 @@ if include("limits") {
         name: "19c. limited(\"x\", permits: 4) on one width-4 queue, against it without the condition",
         with: Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count, queues: 1, width: 4) },
         without: width4))
+    report.addCost(CostRow(
+        name: "19d. a passing predicate instead, over 4 queues, against one width-4 queue",
+        with: Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count, condition: .predicate("always") { _ in true }) },
+        without: width4))
 }
 
 report.print()

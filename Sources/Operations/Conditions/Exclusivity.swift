@@ -90,6 +90,8 @@ enum Exclusivity {
             var startsIntervals: [OpLimit] = []
             /// Turns of exclusive categories given back (a refused request gave them up).
             var turns = SmallList<ExclusivityStateMachine.Request>()
+            /// Turns of counted categories given back (a refused request gave back what it took).
+            var limitTurns: [LimitStateMachine.Turn] = []
             /// A category declared with other permits than those it is used with.
             var mismatch: (category: String, inUse: OpLimit.Spec, declared: OpLimit.Spec)?
         }
@@ -114,7 +116,8 @@ enum Exclusivity {
                 self.limits.setPayload(of: id, asker())
                 return LimitsAnswer(outcome: .waiting)
             case .refused:
-                return LimitsAnswer(outcome: .steppedAside, turns: machine.releaseReturningRequests(id).turns)
+                return LimitsAnswer(outcome: .steppedAside, turns: machine.releaseReturningRequests(id).turns,
+                                    limitTurns: self.limits.takeTurns())
             case .mismatch(let category, let inUse, let declared):
                 return LimitsAnswer(outcome: .waiting, mismatch: (category, inUse, declared))
             }
@@ -212,8 +215,8 @@ enum Exclusivity {
             let id = ObjectIdentifier(operation)
             var limitTurns: [LimitStateMachine.Turn] = []
             var releasedLimits: AnyObject?
-            if !table.limits.isIdle, let payload = table.limits.release(id, sequence: sequence) {
-                releasedLimits = payload
+            if !table.limits.isIdle {
+                releasedLimits = table.limits.release(id, sequence: sequence)
                 limitTurns = table.limits.takeTurns()
             }
             guard table.machine.hasRequests else { return (releasedLimits, SmallList(), limitTurns) }
@@ -260,12 +263,13 @@ enum Exclusivity {
             for request in waitingForLimits {
                 turns.append(contentsOf: table.machine.releaseReturningRequests(request.operation).turns)
             }
+            let limitTurns = table.limits.takeTurns()
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
             table.limits.checkInvariants()
             #endif
             return Suspension(steppedAside: waiting.compactMap { $0.payload as? Asker } + waitingForLimits.compactMap { $0.payload as? Asker },
-                              turns: turns, limitTurns: table.limits.takeTurns())
+                              turns: turns, limitTurns: limitTurns)
         }
     }
 
@@ -383,6 +387,7 @@ enum Exclusivity {
         }
         startIntervals(answer.startsIntervals)
         tell(answer.turns)
+        tell(answer.limitTurns)
         return answer.outcome
     }
 
@@ -409,6 +414,7 @@ enum Exclusivity {
         }
         startIntervals(answer.startsIntervals)
         tell(answer.turns)
+        tell(answer.limitTurns)
         return answer.outcome != .waiting
     }
 
@@ -453,10 +459,11 @@ enum Exclusivity {
     private static func intervalEnded(in category: String) {
         let turns: [LimitStateMachine.Turn] = table.withLockedValue { table in
             table.limits.intervalEnded(category)
+            let turns = table.limits.takeTurns()
             #if OPERATIONS_INTERNAL_CHECKS
             table.limits.checkInvariants()
             #endif
-            return table.limits.takeTurns()
+            return turns
         }
         tell(turns)
     }

@@ -397,6 +397,7 @@ struct LimitStateMachine {
     #if OPERATIONS_INTERNAL_CHECKS
     /// Traps if a count or a line is not what it should be. O(requests + entries).
     func checkInvariants() {
+        precondition(turned.isEmpty, "Internal inconsistency: \(turned.count) turns left untold")
         var held: [String: Int] = [:]
         for (operation, record) in records {
             precondition(record.request.operation == operation, "Internal inconsistency: a record filed under another operation")
