@@ -395,10 +395,14 @@ struct LimitStateMachine {
     }
 
     #if OPERATIONS_INTERNAL_CHECKS
-    /// Traps if a count or a line is not what it should be. O(requests + entries).
+    /// Traps if a count or a line is not what it should be. O(requests + entries + categories).
     func checkInvariants() {
         precondition(turned.isEmpty, "Internal inconsistency: \(turned.count) turns left untold")
         var held: [String: Int] = [:]
+        var inLines = Set<ObjectIdentifier>()
+        for category in categories.values {
+            for record in category.line.elements where !record.isWithdrawn { inLines.insert(ObjectIdentifier(record)) }
+        }
         for (operation, record) in records {
             precondition(record.request.operation == operation, "Internal inconsistency: a record filed under another operation")
             precondition(!record.isWithdrawn, "Internal inconsistency: a withdrawn record is kept")
@@ -407,8 +411,7 @@ struct LimitStateMachine {
             case .waiting:
                 precondition(record.taken < limits.count, "Internal inconsistency: a waiting record took every permit")
                 for limit in limits.prefix(record.taken) { held[limit.category, default: 0] += 1 }
-                let category = categories[limits[record.taken].category]
-                precondition(category?.line.elements.contains { $0 === record } == true,
+                precondition(categories[limits[record.taken].category] != nil && inLines.contains(ObjectIdentifier(record)),
                              "Internal inconsistency: a waiting record is in no line")
             case .offered:
                 precondition(record.taken == limits.count, "Internal inconsistency: an offered record misses permits")
