@@ -15,7 +15,8 @@ import AsyncQueuePeer
 //     swift run -c release compare profile W    our side of workload W only, ten times (profiling):
 //                                               independent, width-1, chain, dag, async-width-1,
 //                                               async-independent, async-width-1-one-wait,
-//                                               async-independent-one-wait, async-sleeping
+//                                               async-independent-one-wait, async-sleeping,
+//                                               limited, limited-one-queue
 //     SWIFT_ASYNC_QUEUE_PATH=… swift run -c release compare async
 //                                               row 15 against swift-async-queue's FIFOQueue too
 
@@ -42,6 +43,8 @@ if arguments.count == 3, arguments[1] == "profile" {
         case "async-width-1-one-wait": Workloads.oursAsyncSerialOneWait(100_000)
         case "async-independent-one-wait": Workloads.oursAsyncIndependentOneWait(100_000)
         case "async-sleeping": Workloads.oursAsyncSleeping(2_000, milliseconds: 1, width: 8)
+        case "limited": Workloads.oursLimitedAcrossQueues(100_000)
+        case "limited-one-queue": Workloads.oursLimitedAcrossQueues(100_000, queues: 1, width: 4)
         default: fatalError("unknown workload \(arguments[2])")
         }
     }
@@ -292,6 +295,33 @@ if include("tracing") {
         name: "14. 100k ops recorded by OpTrace (+ JSON and summary)",
         with: Measure.best(of: repetitions) { Workloads.oursTraced(100_000) },
         without: Measure.best(of: repetitions) { Workloads.oursUntraced(100_000) }))
+}
+
+if include("limits") {
+    // Issue 24: a limit of 4 shared by 4 queues against one queue of width 4.
+    let count = 100_000
+    let limited = Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count) }
+    let width4 = Measure.best(of: repetitions) { Workloads.oursWidthLimited(count) }
+    report.addCost(CostRow(
+        name: "19. 100k ops × limited(\"x\", permits: 4) over 4 queues, against one width-4 queue",
+        with: limited, without: width4))
+    report.addTarget(issue: "Issue 24", Target(
+        name: "19. limited(permits: 4) over 4 queues / one width-4 queue", unit: .perOperation(count), ours: limited,
+        peerName: "width-4 queue", peer: width4, limit: 1.5, whenFiled: "new"))
+    // Where the difference lies: the same 4 queues without the condition, and the condition on
+    // the one width-4 queue.
+    report.addCost(CostRow(
+        name: "19b. the same over 4 queues without the condition, against one width-4 queue",
+        with: Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count, condition: .some(nil)) },
+        without: width4))
+    report.addCost(CostRow(
+        name: "19c. limited(\"x\", permits: 4) on one width-4 queue, against it without the condition",
+        with: Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count, queues: 1, width: 4) },
+        without: width4))
+    report.addCost(CostRow(
+        name: "19d. a passing predicate instead, over 4 queues, against one width-4 queue",
+        with: Measure.best(of: repetitions) { Workloads.oursLimitedAcrossQueues(count, condition: .predicate("always") { _ in true }) },
+        without: width4))
 }
 
 report.print()

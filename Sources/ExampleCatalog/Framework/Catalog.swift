@@ -21,6 +21,7 @@ public enum Catalog {
         WaitingExample.example,
         DownloaderExample.example,
         ServerQueueExample.example,
+        RateLimitedClientExample.example,
         SerialQueueComparison.example,
         ConcurrentQueueComparison.example,
         SyncAsyncComparison.example,

@@ -14,6 +14,14 @@ import Dispatch
 /// whose queue already has one of its category asking or holding does not ask at all: it waits in
 /// its queue's lane (``OpQueueStateMachine/Lane``) until that one is done.
 ///
+/// **Counted categories.** The same table keeps, under the same lock, the counted categories of
+/// ``OpCondition/limited(_:permits:)`` and ``OpCondition/rateLimited(_:permits:per:clock:)``
+/// (``LimitStateMachine``), asked for by the same protocol: an operation with both asks for its
+/// exclusive categories first and, once it holds them, for its counted ones; waiting for either,
+/// it gives its slot back, and its turn puts it at the front of its ready list. One lock for both
+/// kinds lets a name used both ways be caught as it is asked for. Operations with counted
+/// categories have no lane (several may hold one).
+///
 /// **Locks.** The table's lock is the innermost of the library's: a queue tells the table of its
 /// suspension with its own lock held, so that the table's copy of "suspended" changes together
 /// with the queue's, and a request, which reads the copy, never waits for a suspended queue.
@@ -31,13 +39,20 @@ enum Exclusivity {
         let attempt: UInt32
         /// Wakes the thread of a `start()` called by hand (its request is granted at its turn).
         let waker: DispatchSemaphore?
+        /// The operation's counted categories, taken once its exclusive ones are held.
+        let limits: [OpLimit]
+        /// The request's place in the order of requests.
+        let sequence: UInt64
 
-        init(operation: Op, queue: ObjectIdentifier?, generation: UInt32, attempt: UInt32, waker: DispatchSemaphore?) {
+        init(operation: Op, queue: ObjectIdentifier?, generation: UInt32, attempt: UInt32, waker: DispatchSemaphore?,
+             limits: [OpLimit], sequence: UInt64) {
             self.operation = operation
             self.queue = queue
             self.generation = generation
             self.attempt = attempt
             self.waker = waker
+            self.limits = limits
+            self.sequence = sequence
         }
     }
 
@@ -50,6 +65,9 @@ enum Exclusivity {
     /// The table.
     private struct Table {
         var machine = ExclusivityStateMachine()
+        /// The counted categories (limits and rate limits), under the same lock, so that a name
+        /// declared both ways is caught at once.
+        var limits = LimitStateMachine()
         /// The queues that are suspended, as they told (see ``Exclusivity/queue(_:isSuspended:)``).
         var suspendedQueues: [ObjectIdentifier: SuspendedQueue] = [:]
 
@@ -63,6 +81,56 @@ enum Exclusivity {
         func operation(_ operation: ObjectIdentifier) -> Op? {
             let payload = machine.payload(of: operation)
             return (payload as? Asker)?.operation ?? payload as? Op
+        }
+
+        /// What asking for counted categories came to (see ``Exclusivity/askLimits``).
+        struct LimitsAnswer {
+            var outcome: Outcome
+            /// The limits whose intervals begin now (rate limits of a grant).
+            var startsIntervals: [OpLimit] = []
+            /// Turns of exclusive categories given back (a refused request gave them up).
+            var turns = SmallList<ExclusivityStateMachine.Request>()
+            /// Turns of counted categories given back (a refused request gave back what it took).
+            var limitTurns: [LimitStateMachine.Turn] = []
+            /// A category declared with other permits than those it is used with.
+            var mismatch: (category: String, inUse: OpLimit.Spec, declared: OpLimit.Spec)?
+        }
+
+        /// Asks for `operation`'s counted categories, its exclusive ones (if any) being held now.
+        /// Refused (its queue is suspended), it gives those back too, and steps aside.
+        mutating func askLimits(_ operation: Op, limits: [OpLimit], sequence: UInt64, mayWait: Bool,
+                                grantsAtTurn: Bool, asker: () -> Asker) -> LimitsAnswer {
+            let id = ObjectIdentifier(operation)
+            let request = LimitStateMachine.Request(operation: id, limits: limits, sequence: sequence,
+                                                    grantsAtTurn: grantsAtTurn, payload: operation)
+            // A name in use as an exclusive category is a mismatch; the counted category just
+            // used is not one (both cannot be in use at once), which spares hashing its name.
+            for limit in limits where !self.limits.isRecentlyInUse(limit.category) && machine.isInUse(limit.category) {
+                return LimitsAnswer(outcome: .waiting, mismatch: (limit.category, OpLimit.Spec(permits: 1, interval: nil), limit.spec))
+            }
+            switch self.limits.request(request, mayWait: mayWait) {
+            case .granted(let startsIntervals):
+                return LimitsAnswer(outcome: .granted,
+                                    startsIntervals: startsIntervals ? limits.filter { $0.spec.interval != nil } : [])
+            case .waiting:
+                self.limits.setPayload(of: id, asker())
+                return LimitsAnswer(outcome: .waiting)
+            case .refused:
+                return LimitsAnswer(outcome: .steppedAside, turns: machine.releaseReturningRequests(id).turns,
+                                    limitTurns: self.limits.takeTurns())
+            case .mismatch(let category, let inUse, let declared):
+                return LimitsAnswer(outcome: .waiting, mismatch: (category, inUse, declared))
+            }
+        }
+
+        /// Traps if one of `categories` (exclusive) is in use as a counted category.
+        func checkExclusive(_ categories: [String]) {
+            guard !limits.isIdle else { return }
+            for category in categories {
+                if let spec = limits.spec(of: category) {
+                    LimitStateMachine.mismatch(category, spec, OpLimit.Spec(permits: 1, interval: nil))
+                }
+            }
         }
     }
 
@@ -81,11 +149,18 @@ enum Exclusivity {
     /// Asks for `operation`'s `categories`, as its `queue` starts it (`nil`: started by hand, and
     /// `waker` is signalled when they are granted). The request takes its place in the order of
     /// requests by `sequence`; `ancestors` are the groups the operation is nested in.
-    static func acquire(_ operation: Op, categories: [String], sequence: UInt64, generation: UInt32, attempt: UInt32 = 0,
-                        queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
+    ///
+    /// An operation with counted categories (`limits`) asks for them once its exclusive ones are
+    /// held, and holds those while it waits for the counted ones (see ``LimitStateMachine``).
+    static func acquire(_ operation: Op, categories: [String], limits: [OpLimit] = [], sequence: UInt64, generation: UInt32,
+                        attempt: UInt32 = 0, queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
         func makeAsker() -> Asker {
             Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation,
-                  attempt: attempt, waker: waker)
+                  attempt: attempt, waker: waker, limits: limits, sequence: sequence)
+        }
+        if !limits.isEmpty {
+            return acquireWithLimits(operation, categories: categories, limits: limits, sequence: sequence,
+                                     queue: queue, ancestors: ancestors, makeAsker: makeAsker)
         }
         // The payload of a request granted at once is the operation itself; one that waits gets
         // an `Asker`, which says how to tell it of its turn (most requests in a queue are granted
@@ -113,6 +188,7 @@ enum Exclusivity {
                     table.machine.setPayload(of: ObjectIdentifier(operation), makeAsker())
                 }
             } else {
+                table.checkExclusive(categories)
                 granted = table.machine.request(makeRequest(), mayWait: mayWait)
                 // A stale request, refused, made no record: the newer one keeps its payload.
                 if !granted && mayWait && table.machine.knows(ObjectIdentifier(operation), sequence: sequence) {
@@ -135,17 +211,26 @@ enum Exclusivity {
     /// request) and tells the operations whose turn came. With `sequence`, only what the request
     /// of that sequence number asked for or got.
     static func release(_ operation: Op, sequence: UInt64? = nil) {
-        let (released, turns): (AnyObject?, SmallList<ExclusivityStateMachine.Request>) = table.withLockedValue { table in
+        let (released, turns, limitTurns): (AnyObject?, SmallList<ExclusivityStateMachine.Request>, [LimitStateMachine.Turn]) = table.withLockedValue { table in
             let id = ObjectIdentifier(operation)
-            if let sequence, !table.machine.knows(id, sequence: sequence) { return (nil, SmallList()) }
+            var limitTurns: [LimitStateMachine.Turn] = []
+            var releasedLimits: AnyObject?
+            if !table.limits.isIdle {
+                releasedLimits = table.limits.release(id, sequence: sequence)
+                limitTurns = table.limits.takeTurns()
+            }
+            guard table.machine.hasRequests else { return (releasedLimits, SmallList(), limitTurns) }
+            if let sequence, !table.machine.knows(id, sequence: sequence) { return (releasedLimits, SmallList(), limitTurns) }
             let (released, turns) = table.machine.releaseReturningRequests(id)
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
+            table.limits.checkInvariants()
             #endif
-            return (released, turns)
+            return (released ?? releasedLimits, turns, limitTurns)
         }
         withExtendedLifetime(released) {}   // its operation is released outside the lock
         tell(turns)
+        tell(limitTurns)
     }
 
     /// `queue` is suspended or resumed (called with its lock held, as it changes). Suspended,
@@ -167,32 +252,41 @@ enum Exclusivity {
             }
             table.suspendedQueues[id] = SuspendedQueue(queue: queue)
             let waiting = table.machine.waitingRequests { ($0 as? Asker)?.queue == id }
-            guard !waiting.isEmpty else { return Suspension(steppedAside: [], turns: []) }
+            // Those that hold their exclusive categories and wait for counted ones (or were
+            // offered them) give back both.
+            let waitingForLimits = table.limits.isIdle ? [] : table.limits.withdrawWaiting { ($0 as? Asker)?.queue == id }
+            guard !waiting.isEmpty || !waitingForLimits.isEmpty else { return Suspension(steppedAside: [], turns: []) }
             var turns: [ExclusivityStateMachine.Request] = []
             for request in waiting {
                 turns.append(contentsOf: table.machine.releaseReturningRequests(request.operation).turns)
             }
+            for request in waitingForLimits {
+                turns.append(contentsOf: table.machine.releaseReturningRequests(request.operation).turns)
+            }
+            let limitTurns = table.limits.takeTurns()
             #if OPERATIONS_INTERNAL_CHECKS
             table.machine.checkInvariants()
+            table.limits.checkInvariants()
             #endif
-            return Suspension(steppedAside: waiting, turns: turns)
+            return Suspension(steppedAside: waiting.compactMap { $0.payload as? Asker } + waitingForLimits.compactMap { $0.payload as? Asker },
+                              turns: turns, limitTurns: limitTurns)
         }
     }
 
     /// What a queue's suspension asks for once its lock is released.
     struct Suspension {
-        fileprivate let steppedAside: [ExclusivityStateMachine.Request]
+        fileprivate let steppedAside: [Asker]
         fileprivate let turns: [ExclusivityStateMachine.Request]
+        fileprivate var limitTurns: [LimitStateMachine.Turn] = []
 
         /// The operations that waited go back on their queue's ready list; those whose turn came
         /// are told.
         func perform() {
-            for request in steppedAside {
-                if let asker = request.payload as? Asker {
-                    asker.operation.exclusivitySteppedAside(generation: asker.generation, attempt: asker.attempt)
-                }
+            for asker in steppedAside {
+                asker.operation.exclusivitySteppedAside(generation: asker.generation, attempt: asker.attempt)
             }
             Exclusivity.tell(turns)
+            Exclusivity.tell(limitTurns)
         }
     }
 
@@ -210,7 +304,9 @@ enum Exclusivity {
         // Turns come only to requests that waited, and those carry an `Asker` (see `acquire`).
         guard let asker = request.payload.map({ unsafeDowncast($0, to: Asker.self) }) else { return }
         if let waker = asker.waker {
-            waker.signal()
+            // Started by hand: it holds its exclusive categories now, and asks for its counted
+            // ones, if any, before its thread goes on.
+            if asker.limits.isEmpty || continueWithLimits(asker) { waker.signal() }
         } else {
             asker.operation.exclusivityTurnCame(generation: asker.generation, attempt: asker.attempt)
         }
@@ -240,5 +336,152 @@ enum Exclusivity {
         table.withLockedValue { table in
             table.machine.waiting.filter { $0.categories.contains(category) }.compactMap { table.operation($0.operation) }
         }
+    }
+
+    // MARK: Counted categories
+
+    /// ``acquire(_:categories:limits:sequence:generation:attempt:queue:ancestors:waker:)`` for an
+    /// operation with counted categories: its exclusive categories first (as any operation asks
+    /// for them), then, holding those, its counted ones.
+    private static func acquireWithLimits(_ operation: Op, categories: [String], limits: [OpLimit], sequence: UInt64,
+                                          queue: OpQueue?, ancestors: [GroupOp], makeAsker: () -> Asker) -> Outcome {
+        let id = ObjectIdentifier(operation)
+        let answer: Table.LimitsAnswer = table.withLockedValue { table in
+            guard !operation.isFinished else { return Table.LimitsAnswer(outcome: .waiting) }
+            let mayWait = queue.map { !table.isSuspended($0) } ?? true
+            // Asked before, it holds its exclusive categories, if any: only its counted ones remain.
+            if !categories.isEmpty, !table.limits.knows(id, sequence: sequence) {
+                let granted: Bool
+                if let again = table.machine.requestAgain(id, sequence: sequence, mayWait: mayWait) {
+                    granted = again
+                    if !granted && mayWait { table.machine.setPayload(of: id, makeAsker()) }
+                } else {
+                    table.checkExclusive(categories)
+                    granted = table.machine.request(
+                        ExclusivityStateMachine.Request(
+                            operation: id, categories: categories,
+                            ancestors: ancestors.isEmpty ? [] : Set(ancestors.map(ObjectIdentifier.init)),
+                            sequence: sequence, grantsAtTurn: queue == nil, payload: operation),
+                        mayWait: mayWait)
+                    if !granted && mayWait && table.machine.knows(id, sequence: sequence) {
+                        table.machine.setPayload(of: id, makeAsker())
+                    }
+                }
+                if !granted {
+                    return Table.LimitsAnswer(outcome: mayWait ? .waiting : .steppedAside, turns: table.machine.takeTurnRequests())
+                }
+            }
+            var answer = table.askLimits(operation, limits: limits, sequence: sequence, mayWait: mayWait,
+                                         grantsAtTurn: queue == nil, asker: makeAsker)
+            // A refused request took the turns its exclusive categories gave (the list is empty
+            // then); others come from an earlier request of the operation, given up.
+            if answer.turns.isEmpty { answer.turns = table.machine.takeTurnRequests() }
+            #if OPERATIONS_INTERNAL_CHECKS
+            table.machine.checkInvariants()
+            table.limits.checkInvariants()
+            #endif
+            return answer
+        }
+        if let mismatch = answer.mismatch {
+            LimitStateMachine.mismatch(mismatch.category, mismatch.inUse, mismatch.declared)
+        }
+        startIntervals(answer.startsIntervals)
+        tell(answer.turns)
+        tell(answer.limitTurns)
+        return answer.outcome
+    }
+
+    /// An operation started by hand was granted its exclusive categories at its turn: it asks for
+    /// its counted ones now. Returns whether its thread goes on now (granted, or cancelled
+    /// meanwhile: it gave back what it held); else it is told at its turn.
+    private static func continueWithLimits(_ asker: Asker) -> Bool {
+        let operation = asker.operation
+        let id = ObjectIdentifier(operation)
+        let answer: Table.LimitsAnswer = table.withLockedValue { table in
+            guard !operation.isCancelled && !operation.isFinished else {
+                // The cancellation withdrew the request, or is about to: what it got goes back.
+                var answer = Table.LimitsAnswer(outcome: .granted)
+                if table.machine.knows(id, sequence: asker.sequence) {
+                    answer.turns = table.machine.releaseReturningRequests(id).turns
+                }
+                return answer
+            }
+            return table.askLimits(operation, limits: asker.limits, sequence: asker.sequence, mayWait: true,
+                                   grantsAtTurn: true, asker: { asker })
+        }
+        if let mismatch = answer.mismatch {
+            LimitStateMachine.mismatch(mismatch.category, mismatch.inUse, mismatch.declared)
+        }
+        startIntervals(answer.startsIntervals)
+        tell(answer.turns)
+        tell(answer.limitTurns)
+        return answer.outcome != .waiting
+    }
+
+    /// Tells the operations whose turn came for their counted categories: one started by hand
+    /// holds them now (its rate limits' intervals begin) and its thread wakes; one in a queue goes
+    /// to the front of its queue's ready list.
+    private static func tell(_ turns: [LimitStateMachine.Turn]) {
+        for turn in turns {
+            if turn.granted {
+                startIntervals(turn.request.limits.filter { $0.spec.interval != nil })
+            }
+            guard let asker = turn.request.payload.map({ unsafeDowncast($0, to: Asker.self) }) else { continue }
+            if let waker = asker.waker {
+                waker.signal()
+            } else {
+                asker.operation.exclusivityTurnCame(generation: asker.generation, attempt: asker.attempt)
+            }
+        }
+    }
+
+    /// The rate limits `limits` were granted to an operation starting now: each permit comes back
+    /// one interval later, measured by the limit's clock from now. A task on the library's
+    /// executor sleeps on that clock meanwhile: no thread is held.
+    private static func startIntervals(_ limits: [OpLimit]) {
+        for limit in limits {
+            guard let interval = limit.spec.interval, let clock = limit.clock else { continue }
+            startInterval(of: limit.category, interval, on: clock)
+        }
+    }
+
+    private static func startInterval(of category: String, _ interval: Duration, on clock: some Clock<Duration>) {
+        let deadline = clock.now.advanced(by: interval)
+        Task(executorPreference: OpTaskExecutor.shared) {
+            // Never cancelled: a sleep ends at its deadline (an error from a clock is taken as
+            // the end of the interval, so that the permit is never lost).
+            try? await clock.sleep(until: deadline, tolerance: nil)
+            intervalEnded(in: category)
+        }
+    }
+
+    /// A rate limit's permit came back: the front of its line takes it.
+    private static func intervalEnded(in category: String) {
+        let turns: [LimitStateMachine.Turn] = table.withLockedValue { table in
+            table.limits.intervalEnded(category)
+            let turns = table.limits.takeTurns()
+            #if OPERATIONS_INTERNAL_CHECKS
+            table.limits.checkInvariants()
+            #endif
+            return turns
+        }
+        tell(turns)
+    }
+
+    /// How many permits of the counted `category` are held, reserved or out (for tests).
+    static func permitsInUse(of category: String) -> Int {
+        table.withLockedValue { $0.limits.permitsInUse(of: category) }
+    }
+
+    /// The operations waiting for a permit of the counted `category`, first first (for tests).
+    static func waitingForPermit(in category: String) -> [Op] {
+        table.withLockedValue { table in
+            table.limits.waiting(in: category).compactMap { ($0 as? Asker)?.operation ?? $0 as? Op }
+        }
+    }
+
+    /// Whether the counted `category` is kept (in use) now (for tests).
+    static func keepsCountedCategory(_ category: String) -> Bool {
+        table.withLockedValue { $0.limits.spec(of: category) != nil }
     }
 }

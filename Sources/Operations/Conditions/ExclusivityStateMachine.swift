@@ -336,6 +336,16 @@ struct ExclusivityStateMachine {
         records[operation]?.request.sequence == sequence
     }
 
+    /// Whether some operation holds a category or waits (if not, a release has nothing to do).
+    var hasRequests: Bool { !records.isEmpty }
+
+    /// Whether an operation holds `category` or waits for it (a category that is neither is
+    /// parked or forgotten: a counted category of the same name may then be declared).
+    func isInUse(_ category: String) -> Bool {
+        guard let found = categories[category] else { return false }
+        return !found.isUnused
+    }
+
     /// Whether `operation` waits (neither holds nor never asked).
     func isWaiting(_ operation: ObjectIdentifier) -> Bool {
         records[operation]?.isWaiting ?? false

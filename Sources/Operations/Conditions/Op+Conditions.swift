@@ -14,7 +14,7 @@ extension Op {
     ///   ``OpCondition/mutuallyExclusive(_:)`` inside ``OpCondition/any(_:)`` or ``OpCondition/not(_:)``.
     public final func addCondition(_ condition: OpCondition) {
         if let misplaced = condition.misplacedExclusivity {
-            misuse("addCondition(_:) on \(self) was given \(condition.name), where \(misplaced.name) cannot be honoured: an exclusivity category is held while the operation runs, whatever other conditions say. Add .mutuallyExclusive on its own, or inside .all.")
+            misuse("addCondition(_:) on \(self) was given \(condition.name), where \(misplaced.name) cannot be honoured: an exclusivity category or a limit's permit is held while the operation runs, whatever other conditions say. Add .mutuallyExclusive, .limited or .rateLimited on its own, or inside .all.")
         }
         // A transition, not a plain access: the flags then say that the operation has gates, so
         // that its queue evaluates them as it adds it (see `OpQueue.enqueue`).
@@ -95,7 +95,8 @@ extension Op {
     /// or stepped aside until its suspended queue resumes), rather than coming to nothing.
     final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> (start: OpStateMachine.StartAction, waits: Bool) {
         let generation = request.generation
-        switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), sequence: request.sequence,
+        switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), limits: request.limits,
+                                   sequence: request.sequence,
                                    generation: generation, attempt: request.attempt, queue: request.queue,
                                    ancestors: request.group.map { [$0] + $0.ancestors } ?? []) {
         case .granted:
@@ -190,8 +191,8 @@ extension Op {
         }
         observers?.deliverQueued(from: self)
         if takesCategories {
-            let (categories, sequence, group) = withState { ($0.exclusivityCategories, $0.exclusivitySequence, $0.group) }
-            let outcome = Exclusivity.acquire(self, categories: categoriesToRequest(categories), sequence: sequence,
+            let (categories, limits, sequence, group) = withState { ($0.exclusivityCategories, $0.limits, $0.exclusivitySequence, $0.group) }
+            let outcome = Exclusivity.acquire(self, categories: categoriesToRequest(categories), limits: limits, sequence: sequence,
                                               generation: generation, queue: nil,
                                               ancestors: group.map { [$0] + $0.ancestors } ?? [], waker: waker)
             if outcome == .waiting {

@@ -6,7 +6,7 @@ extension OpCondition {
     var isAsynchronous: Bool {
         switch kind {
         case .evaluate: true
-        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency, .injection: false
+        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .dependency, .injection: false
         case .all(let conditions), .any(let conditions): conditions.contains { $0.isAsynchronous }
         case .not(let condition): condition.isAsynchronous
         }
@@ -17,7 +17,7 @@ extension OpCondition {
     var mayAskForMore: Bool {
         switch kind {
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .injection: false
-        case .mutuallyExclusive, .dependency, .all, .any, .not: true
+        case .mutuallyExclusive, .limited, .dependency, .all, .any, .not: true
         }
     }
 
@@ -25,7 +25,7 @@ extension OpCondition {
     /// to evaluate.
     var onlyAsksForExclusivity: Bool {
         switch kind {
-        case .mutuallyExclusive: true
+        case .mutuallyExclusive, .limited: true
         case .all(let conditions): conditions.allSatisfy(\.onlyAsksForExclusivity)
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency, .injection: false
         }
@@ -37,21 +37,34 @@ extension OpCondition {
         switch kind {
         case .mutuallyExclusive(let category): [category]
         case .all(let conditions): conditions.flatMap(\.exclusivityCategories)
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency, .injection: []
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .limited, .any, .not, .dependency, .injection: []
         }
     }
+
+    /// The counted categories a condition of `kind` asks for: its own, and those of ``all(_:)``
+    /// (see ``limits``).
+    static func limits(of kind: Kind) -> [OpLimit] {
+        switch kind {
+        case .limited(let limit): [limit]
+        case .all(let conditions): conditions.flatMap(\.limits)
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .any, .not, .dependency, .injection: []
+        }
+    }
+
+    /// Whether the condition asks for a category of either kind (exclusive or counted).
+    var asksForCategories: Bool { !exclusivityCategories.isEmpty || !limits.isEmpty }
 
     /// A ``mutuallyExclusive(_:)`` placed where it would mean nothing (inside `any` or `not`).
     var misplacedExclusivity: OpCondition? {
         switch kind {
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency, .injection:
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .dependency, .injection:
             return nil
         case .all(let conditions):
             return conditions.lazy.compactMap(\.misplacedExclusivity).first
         case .any(let conditions):
-            return conditions.first { !$0.exclusivityCategories.isEmpty } ?? conditions.lazy.compactMap(\.misplacedExclusivity).first
+            return conditions.first { $0.asksForCategories } ?? conditions.lazy.compactMap(\.misplacedExclusivity).first
         case .not(let condition):
-            return condition.exclusivityCategories.isEmpty ? condition.misplacedExclusivity : condition
+            return condition.asksForCategories ? condition : condition.misplacedExclusivity
         }
     }
 
@@ -61,7 +74,7 @@ extension OpCondition {
         case .dependency(let operation): [operation]
         case .all(let conditions), .any(let conditions): conditions.flatMap(\.contributedDependencies)
         case .not(let condition): condition.contributedDependencies
-        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .injection: []
+        case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .injection: []
         }
     }
 
@@ -102,7 +115,7 @@ extension OpCondition {
             preconditionFailure("Internal inconsistency: the async condition \(name) was evaluated synchronously")
         case .injection:
             misuse("The condition \(name), made by inject(from:_:), was placed inside .all, .any or .not: it passes a value to its operation and is not a check. Call inject(from:_:) on the operation instead.")
-        case .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency:
+        case .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .dependency:
             return checkOfDependencies(operation)
         case .all(let conditions):
             for condition in conditions {
@@ -129,7 +142,7 @@ extension OpCondition {
             } catch {
                 return ConditionFailedError(condition: name, underlyingError: error)
             }
-        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .dependency, .injection:
+        case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .dependency, .injection:
             return checkSynchronously(operation)
         case .all(let conditions):
             for condition in conditions {
@@ -156,7 +169,7 @@ extension OpCondition {
             return ConditionFailedError(condition: name, underlyingError: error)
         case .noCancelledDependencies:
             return operation.dependencies.contains { $0.isCancelled } ? ConditionFailedError(condition: name) : nil
-        case .mutuallyExclusive:
+        case .mutuallyExclusive, .limited:
             return nil
         case .dependency(let dependency):
             if let error = dependency.error { return ConditionFailedError(condition: name, underlyingError: error) }

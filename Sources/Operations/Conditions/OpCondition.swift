@@ -6,7 +6,8 @@
 /// condition. Synchronous conditions run on the thread that made the operation ready; if any
 /// condition is `async` (``evaluate(_:_:)``), they all run in a task, which holds no thread while
 /// it waits. Then the operation goes on its queue's ready list; an exclusive one takes its
-/// categories (``mutuallyExclusive(_:)``) when its queue starts it.
+/// categories (``mutuallyExclusive(_:)``), and a limited one its permits (``limited(_:permits:)``,
+/// ``rateLimited(_:permits:per:clock:)``), when its queue starts it.
 ///
 /// If a condition fails, the operation is cancelled: its body does not run, and its
 /// ``Op/error`` is a ``ConditionFailedError`` naming the condition.
@@ -32,6 +33,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
     /// Worked out once, when the condition is made: every operation it is added to reads them.
     let exclusivityCategories: [String]
+    /// The counted categories (limits and rate limits) the condition asks for: its own, and those
+    /// of ``all(_:)``. Worked out once, like ``exclusivityCategories``.
+    let limits: [OpLimit]
 
     /// What the condition checks.
     indirect enum Kind: Sendable {
@@ -45,6 +49,9 @@ public struct OpCondition: Sendable, CustomStringConvertible {
         case noCancelledDependencies
         /// Holds the category while the operation runs; always passes.
         case mutuallyExclusive(String)
+        /// Takes a permit of a counted category as the operation starts; always passes (see
+        /// ``OpCondition/limited(_:permits:)``).
+        case limited(OpLimit)
         /// Every condition passes (evaluated in order; the first failure is reported).
         case all([OpCondition])
         /// At least one condition passes.
@@ -63,6 +70,7 @@ public struct OpCondition: Sendable, CustomStringConvertible {
         self.name = name
         self.kind = kind
         self.exclusivityCategories = Self.exclusivityCategories(of: kind)
+        self.limits = Self.limits(of: kind)
     }
 
     // MARK: Built-ins

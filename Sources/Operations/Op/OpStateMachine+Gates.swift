@@ -82,6 +82,12 @@ extension OpStateMachine {
         if condition.isAsynchronous { extras.hasAsynchronousConditions = true }
         if !condition.onlyAsksForExclusivity { extras.hasConditionsToEvaluate = true }
         if condition.mayAskForMore {
+            let limits = condition.limits
+            if !limits.isEmpty {
+                let gateState = extras.ensureGateState()
+                gateState.limits = OpLimit.merged(gateState.limits, limits)
+                isExclusive = true
+            }
             let categories = condition.exclusivityCategories
             if !categories.isEmpty {
                 if extras.exclusivityCategories.isEmpty && categories.count == 1 {
@@ -152,9 +158,11 @@ extension OpStateMachine {
     // MARK: Exclusivity, in a queue
 
     /// The operation's single exclusivity category, by which it waits in a lane of its queue
-    /// (see ``OpQueueStateMachine/Lane``); `nil` if it has none, or several.
+    /// (see ``OpQueueStateMachine/Lane``); `nil` if it has none, or several, or counted categories
+    /// too (a lane lets one operation ask at a time; a counted category lets several hold).
     var laneCategory: String? {
-        guard isExclusive, let extras, extras.exclusivityCategories.count == 1 else { return nil }
+        guard isExclusive, let extras, extras.exclusivityCategories.count == 1,
+              extras.gateState?.limits.isEmpty ?? true else { return nil }
         return extras.exclusivityCategories[0]
     }
 
@@ -167,7 +175,8 @@ extension OpStateMachine {
         extras.exclusivityAttempt &+= 1
         return CategoryRequest(generation: extras.gateGeneration, sequence: extras.exclusivitySequence,
                                attempt: extras.exclusivityAttempt,
-                               categories: extras.exclusivityCategories, queue: queue, group: group)
+                               categories: extras.exclusivityCategories, limits: extras.gateState?.limits ?? [],
+                               queue: queue, group: group)
     }
 
     /// Whether the exclusivity request the operation made with the gate's `generation` is stale:

@@ -62,6 +62,8 @@ extension OpStateMachine {
 
     /// The operation's exclusivity categories.
     var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
+    /// The counted categories (limits and rate limits) the operation takes as it starts.
+    var limits: [OpLimit] { extras?.gateState?.limits ?? [] }
 
 
     /// The progress, if it was asked for.

@@ -21,6 +21,10 @@ extension OpStateMachine {
         var startingManually = false
         /// What closing the gate leaves for the storage to do once the lock is released.
         var closing: GateClosing?
+        /// The counted categories (limits and rate limits) the conditions ask for, one per
+        /// category, sorted by name (see ``LimitStateMachine``). Kept here rather than in the
+        /// extras: only an operation with conditions has them.
+        var limits: [OpLimit] = []
     }
 
     /// What closing an operation's gate again asks the storage to do after unlocking (see
@@ -69,6 +73,8 @@ extension OpStateMachine {
         var attempt: UInt32 = 0
         /// Its own categories (a group adds its children's).
         var categories: [String]
+        /// Its counted categories, taken once its exclusive ones are held (see ``LimitStateMachine``).
+        var limits: [OpLimit] = []
         /// Its queue.
         var queue: OpQueue?
         /// The group it is a child of, if any.
@@ -76,7 +82,7 @@ extension OpStateMachine {
 
         static func == (lhs: CategoryRequest, rhs: CategoryRequest) -> Bool {
             lhs.generation == rhs.generation && lhs.sequence == rhs.sequence && lhs.attempt == rhs.attempt
-                && lhs.categories == rhs.categories
+                && lhs.categories == rhs.categories && lhs.limits.map(\.category) == rhs.limits.map(\.category)
                 && lhs.queue === rhs.queue && lhs.group === rhs.group
         }
     }

@@ -53,6 +53,9 @@ final class ManualClock: Clock, Sendable {
     /// How many sleeps wait for a later instant.
     var sleeperCount: Int { state.withLockedValue { $0.sleepers.count } }
 
+    /// The deadlines of the sleepers waiting now, earliest first, as offsets from the clock's start.
+    var deadlines: [Duration] { state.withLockedValue { $0.sleepers.values.map(\.deadline.offset).sorted() } }
+
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLockedValue { state in
             defer { state.nextID += 1 }
