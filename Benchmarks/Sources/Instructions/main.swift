@@ -87,6 +87,11 @@ func runWorkload(_ name: String, count: Int) -> Bool {
         run(operations)
     case "groups":
         run((0..<count).map { _ in GroupOp(operations: (0..<10).map { _ in BlockOp {} }) })
+    case "limited":
+        // Issue 24's row 19: limited("x", permits: 4) over 4 queues, against `width-4`.
+        Workloads.oursLimitedAcrossQueues(count)
+    case "width-4":
+        Workloads.oursWidthLimited(count)
     case "conditions":
         let always = OpCondition.predicate("always") { _ in true }
         run((0..<count).map { _ in
