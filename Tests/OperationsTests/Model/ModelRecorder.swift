@@ -121,8 +121,18 @@ final class ModelRecorder: @unchecked Sendable {
     func update(_ id: Int, _ body: (inout Record) -> Void) {
         locked {
             guard isRecording else { return }
+            updates &+= 1
             body(&records[id, default: Record()])
         }
+    }
+
+    /// How many updates were made.
+    private var updates: UInt64 = 0
+
+    /// A number that changes whenever something is recorded (an update, or an event stamped):
+    /// the runner reads the final states once it holds still.
+    var activity: UInt64 {
+        locked { updates } &+ stamps.load(ordering: .sequentiallyConsistent)
     }
 
     /// Whether every wait that began in a callback or a body has returned.
@@ -313,13 +323,17 @@ final class ModelRecorder: @unchecked Sendable {
         guard let operation else { return }
         let finished = operation.isFinished
         let unfinishedChildren = children(of: id).filter { !self.operation($0).isFinished }
+        let waits = hasCallback(id, .completionWaits)
+        // One update: the runner, which reads the completion as "settled" and then waits for the
+        // waits begun to return, must not see the completion without the wait it begins (it
+        // then read the state while the wait had not begun, and counted it as never returned).
         update(id) {
             $0.completions += 1
             if !finished { $0.completedUnfinished = true }
             if operation is GroupOp { $0.unfinishedChildren = unfinishedChildren }
+            if waits { $0.waitsBegun += 1 }
         }
-        if hasCallback(id, .completionWaits) {
-            update(id) { $0.waitsBegun += 1 }
+        if waits {
             operation.waitUntilFinished()
             update(id) { $0.waitsReturned += 1 }
         }

@@ -108,6 +108,11 @@ final class ModelRunner: @unchecked Sendable {
             // wait returns once the operation completes, a moment after its queue let it go. One
             // that never returns is reported by the checker.
             _ = waitFor("the waits from callbacks") { recorder.allWaitsReturned }
+            // Operations that need not finish may still be on their way when the queues are
+            // found settled (a group that starts late, a child that finishes late): the final
+            // states are read once nothing has been recorded for a while (a pause, never a
+            // verdict: what moves after it is read as it stands, as before).
+            if sequence.mode == .interleaved { waitForQuiet() }
             passBarriers()
             // A condition task that started late ends before the records do (one that never
             // ends is reported by the checker, once this gives up).
@@ -408,6 +413,19 @@ final class ModelRunner: @unchecked Sendable {
     }
 
     /// Polls `condition` until it holds or the phase timeout passes.
+    /// Waits until nothing is recorded for three polls 2 ms apart (at most ``phaseTimeout``).
+    private func waitForQuiet() {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(phaseTimeout * 1e9)
+        var last = recorder.activity
+        var still = 0
+        while still < 3 && DispatchTime.now().uptimeNanoseconds < deadline {
+            usleep(2_000)
+            let now = recorder.activity
+            still = now == last ? still + 1 : 0
+            last = now
+        }
+    }
+
     private func waitFor(_ what: String, _ condition: () -> Bool) -> Bool {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(phaseTimeout * 1e9)
         var pause: UInt32 = 50
