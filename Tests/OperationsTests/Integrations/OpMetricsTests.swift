@@ -45,7 +45,7 @@ import CoreMetrics
         queue.isSuspended = true
         let op = BlockOp { blockThread(milliseconds: 20) }
         queue.addOperation(op)
-        blockThread(milliseconds: 20)   // waits in the suspended queue
+        try? await Task.sleep(for: .milliseconds(20))   // waits in the suspended queue
         queue.isSuspended = false
         await queue.waitUntilAllOperationsAreFinished()
         let wait = try Self.metrics.expectTimer("operations.wait", dimensions)

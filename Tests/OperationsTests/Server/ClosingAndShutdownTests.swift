@@ -75,11 +75,21 @@ import Dispatch
     @Test func shutdownWaitsForTheOperationsToFinishWithinTheGracePeriod() async {
         let queue = OpQueue()
         queue.maxConcurrentOperationCount = 2
+        let hold = Gate()
         let count = EventLog<Int>()
-        for index in 0..<20 {
+        // The first two hold both slots until the shutdown has begun, so that all 20 are in the
+        // queue when it does (it counts those).
+        queue.addOperation(BlockOp { hold.wait(); count.append(0) })
+        queue.addOperation(BlockOp { hold.wait(); count.append(1) })
+        for index in 2..<20 {
             queue.addOperation(BlockOp { blockThread(milliseconds: 1); count.append(index) })
         }
-        let report = await queue.shutdown(gracePeriod: .seconds(600))
+        let clock = ManualClock()
+        let shutdown = Task { await queue.shutdown(gracePeriod: .seconds(600), clock: clock) }
+        #expect(await clock.waitForSleepers(1))   // the shutdown began: closed, members counted
+        hold.open()
+        hold.open()
+        let report = await shutdown.value
         #expect(report == OpQueue.ShutdownReport(finished: 20, cancelled: 0))
         #expect(count.count == 20)
         #expect(queue.isClosed && queue.operationCount == 0)
