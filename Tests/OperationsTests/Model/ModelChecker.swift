@@ -116,15 +116,17 @@ struct ModelChecker {
 
         // Waits from callbacks return.
         var waits = 0
-        if final.isFinished && finishes {
-            waits += [ModelCallback.completionWaits, .isFinishedObserverWaits, .didFinishWaits].count(where: op.callbacks.contains)
-        } else if final.isFinished {
+        if final.isFinished && !finishes {
             // One that need not finish may have finished as the final states were read (a group's
             // child, after its queues were found settled): its callbacks may not have run yet. The
-            // waits it began must have returned.
+            // waits it began, in its body and its callbacks, must have returned.
             waits = record.waitsBegun
+        } else {
+            if final.isFinished {
+                waits += [ModelCallback.completionWaits, .isFinishedObserverWaits, .didFinishWaits].count(where: op.callbacks.contains)
+            }
+            if ran { waits += op.bodyActions.count { if case .waitForDependency = $0 { true } else { false } } }
         }
-        if ran { waits += op.bodyActions.count { if case .waitForDependency = $0 { true } else { false } } }
         if record.waitsReturned != waits {
             report(.callbacks, "\(record.waitsReturned) of its \(waits) waits from callbacks returned")
         }
