@@ -89,7 +89,7 @@ enum ServerQueueExample {
         #if ServiceLifecycle
         // The queue as a service: its group shuts down gracefully on SIGTERM.
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: OpQueueService(queue: jobs, gracePeriod: .milliseconds(200)))],
+            services: [.init(service: OpQueueService(queue: jobs, gracePeriod: .seconds(1)))],
             gracefulShutdownSignals: [.sigterm],
             logger: Logger(label: "server-queue")))
         let running = Task { try await group.run() }
@@ -99,7 +99,7 @@ enum ServerQueueExample {
         try await running.value
         #else
         // What the service does: close, wait up to the grace period, cancel the rest.
-        let shutdown = Task { await jobs.shutdown(gracePeriod: .milliseconds(200)) }
+        let shutdown = Task { await jobs.shutdown(gracePeriod: .seconds(1)) }
         while !jobs.isClosed { await Task.yield() }
         jobs.addOperation(late)
         _ = await shutdown.value
