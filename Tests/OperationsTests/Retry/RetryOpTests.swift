@@ -203,7 +203,9 @@ private func syncAttempt(_ attempt: Int, succeedingFrom succeedingAttempt: Int) 
         await retry.waitUntilFinished()
         let elapsed = try #require(finished.all.first) - cancelled
 
-        #expect(elapsed < .seconds(5), "it took \(elapsed) to finish after the cancel")
+        // Well under the 30 s backoff: the cancel cut the wait short. (Not tighter: in CI's
+        // checked build, beside the stress run, the finish once took 7.7 s to be delivered.)
+        #expect(elapsed < .seconds(20), "it took \(elapsed) to finish after the cancel")
         #expect(retry.isCancelled)
         #expect(wait?.isFinished == true)
         #expect(retry.succeededAttempt == nil)
