@@ -18,7 +18,7 @@ extension OpQueue {
             let named = operations.first.map { "\($0)" } ?? "An operation"
             misuse("\(named) was added to the queue of a group's children after the group finished. That queue (OpQueue.current in a child) takes children only while its group runs: add the operation to a queue of its own, or as a child of a running group.")
         }
-        if reserved { withLock { admission.reservationUsed(pending: machine.pendingCount) } }
+        if reserved { withLock { admission.reservationUsed() } }
         group.addChildren(Array(operations))
         return true
     }
@@ -65,7 +65,6 @@ extension OpQueue {
         var gated: [Op] = []
         var discarded: [ReadyLists.Entry] = []
         var wasClosed = false
-        var told: OpQueueStateMachine.Admission.Told = []
         let changes: QueueChanges = withLock {
             if admission.isClosed {
                 // Closed after the check above: turned away below.
@@ -74,7 +73,7 @@ extension OpQueue {
             }
             let countBefore = machine.operationCount
             let operationsBefore = observedOperations()
-            if reserved { admission.reservationUsed(pending: machine.pendingCount) }
+            if reserved { admission.reservationUsed() }
             for operation in operations {
                 // The operation is enqueued (or refused) before it becomes a member, so that a
                 // refused one never touches this queue's fields. Holding the queue's lock, no
@@ -100,12 +99,10 @@ extension OpQueue {
             }
             if let generation = machine.stallCheckIfNeeded() { stallCheck = generation }
             discarded = machine.takeDiscarded()
-            if admission.hasTold { told = admission.takeTold() }
             return recordMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
         }
         withExtendedLifetime(discarded) {}   // stale entries, released outside the lock
         if wasClosed { return enqueueClosed(operations, reserved: reserved) }
-        if !told.isEmpty { OpQueue.tell(told) }
         if barriers > 0 { DependencyCycles.pendingBarriers.add(barriers, ordering: .relaxed) }
         if let refused {
             refused.trap(misuse)
@@ -130,20 +127,19 @@ extension OpQueue {
     /// error, which traps as on an open queue). With `reserved`, the one operation is left
     /// untouched instead, and the result is `false`.
     private final func enqueueClosed<Operations: Collection<Op>>(_ operations: Operations, reserved: Bool) -> Bool {
-        let (refusal, told): ((Op, OpStateMachine.Misuse)?, OpQueueStateMachine.Admission.Told) = withLock {
-            if reserved { admission.reservationUsed(pending: machine.pendingCount) }
-            let told = admission.takeTold()
-            guard !reserved else { return (nil, told) }
+        let refusal: (Op, OpStateMachine.Misuse)? = withLock {
+            // The closing told every adder that waited: a reservation given back opens no room.
+            if reserved { admission.reservationUsed() }
+            guard !reserved else { return nil }
             if !coalescing.isEmpty {
                 // Added with a coalescing key, turned away: the key is free.
                 for operation in operations { coalescing.remove(operation) }
             }
             for operation in operations {
-                if let refusal = operation.withState({ $0.refusal(joining: self) }) { return ((operation, refusal), told) }
+                if let refusal = operation.withState({ $0.refusal(joining: self) }) { return (operation, refusal) }
             }
-            return (nil, told)
+            return nil
         }
-        OpQueue.tell(told)
         if let (operation, misuse) = refusal { operation.trap(misuse) }
         guard !reserved else { return false }
         let error = closedError

@@ -24,7 +24,7 @@ extension OpQueueStateMachine {
         typealias Told = [(waiter: Waiter, error: (any Error)?)]
 
         /// The most pending members that the adders that respect the bound leave in the queue.
-        var maxPending = Int.max
+        private(set) var maxPending = Int.max
         /// Room promised to adders on their way in (their operations are not members yet).
         private(set) var reserved = 0
         /// Whether the queue takes no new operations.
@@ -67,11 +67,11 @@ extension OpQueueStateMachine {
             return true
         }
 
-        /// A reservation's operation joined (the scheduler counts it pending), or its adder gave up.
-        mutating func reservationUsed(pending: Int) {
+        /// A reservation's operation joined (the scheduler counts it pending from now on, so no
+        /// room opens), or its adder gave up because the queue closed (which took every waiter).
+        mutating func reservationUsed() {
             precondition(reserved > 0, "Internal inconsistency: a reservation used with none made")
             reserved -= 1
-            if !waiters.isEmpty { grantWhileRoom(pending: pending) }
         }
 
         /// An adder waits for room: returns its id, to withdraw it with ``withdraw(_:)``.
@@ -113,9 +113,6 @@ extension OpQueueStateMachine {
                 if let waiter = waiters.removeValue(forKey: id) { told.append((waiter, error)) }
             }
         }
-
-        /// Whether adders wait to be told.
-        var hasTold: Bool { !told.isEmpty }
 
         /// Hands over the adders to tell.
         mutating func takeTold() -> Told {

@@ -66,10 +66,12 @@ import Synchronization
                 #expect(reserved == modelReserves, "step \(step): reserve")
                 if modelReserves { model.reserved += 1 }
             case 5:
+                // A reservation's operation joins: it is pending from now on, and no room opens.
                 guard model.reserved > 0 else { continue }
-                machine.reservationUsed(pending: pending)
+                machine.reservationUsed()
+                pending += 1
                 model.reserved -= 1
-                model.grant()
+                model.pending += 1
             case 6:
                 // An adder, as `enqueue(_:)`: reserves if it may, waits otherwise.
                 guard !model.isClosed else { continue }
