@@ -2,7 +2,7 @@ import Testing
 @testable import Operations
 
 /// The barrier waits a cycle search takes from a queue in one look.
-@Suite struct BarrierWaitsTests {
+@Suite(.offTheCooperativePool) struct BarrierWaitsTests {
     /// A queue's members with their epochs as `addMember` gives them: `layout` lists, in order of
     /// addition, `true` for a barrier.
     private func members(_ layout: [Bool]) -> [Op] {

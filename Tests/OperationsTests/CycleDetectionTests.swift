@@ -5,7 +5,7 @@ import Synchronization
 
 /// Dependency cycles: found and reported at once, left alone while they can be broken (as
 /// Foundation lets a program break them), ended only where they would freeze.
-@Suite struct CycleDetectionTests {
+@Suite(.offTheCooperativePool) struct CycleDetectionTests {
     /// A prefix that makes this test's operation names (and so its diagnostics) its own.
     let token = uniqueToken("cycle")
     let recorder = DiagnosticsRecorder.shared
@@ -554,7 +554,7 @@ import Synchronization
 }
 
 /// A queue that stalls looks for cycles among its operations, across queues and through barriers.
-@Suite struct StalledQueueCycleTests {
+@Suite(.offTheCooperativePool) struct StalledQueueCycleTests {
     let token = uniqueToken("stall")
     let recorder = DiagnosticsRecorder.shared
 

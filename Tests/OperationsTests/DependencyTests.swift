@@ -2,7 +2,7 @@ import Testing
 import Dispatch
 @testable import Operations
 
-@Suite struct DependencyTests {
+@Suite(.offTheCooperativePool) struct DependencyTests {
     @Test func operationWithAnUnfinishedDependencyIsNotReady() {
         let a = BlockOp {}
         let b = BlockOp {}

@@ -70,7 +70,7 @@ import Dispatch
     }
 }
 
-@Suite struct LongChainReleaseTests {
+@Suite(.offTheCooperativePool) struct LongChainReleaseTests {
     private final class WeakBox: @unchecked Sendable {
         // @unchecked Sendable: used from the test's thread only.
         weak var object: Op?

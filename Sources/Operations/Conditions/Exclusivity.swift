@@ -20,7 +20,9 @@ import Dispatch
 /// exclusive categories first and, once it holds them, for its counted ones; waiting for either,
 /// it gives its slot back, and its turn puts it at the front of its ready list. One lock for both
 /// kinds lets a name used both ways be caught as it is asked for. Operations with counted
-/// categories have no lane (several may hold one).
+/// categories have no lane (several may hold one). An operation whose only gate is one limit
+/// takes and gives back its permit without the lock while nobody waits for it (see
+/// ``LimitStateMachine/Category``); it comes here only when the permit is not free at once.
 ///
 /// **Locks.** The table's lock is the innermost of the library's: a queue tells the table of its
 /// suspension with its own lock held, so that the table's copy of "suspended" changes together
@@ -94,6 +96,9 @@ enum Exclusivity {
             var limitTurns: [LimitStateMachine.Turn] = []
             /// A category declared with other permits than those it is used with.
             var mismatch: (category: String, inUse: OpLimit.Spec, declared: OpLimit.Spec)?
+            /// The category whose permit the operation holds without a record, to give back
+            /// without the table (see ``LimitStateMachine/dropGrantedRecord(of:)``).
+            var held: LimitStateMachine.Category?
         }
 
         /// Asks for `operation`'s counted categories, its exclusive ones (if any) being held now.
@@ -123,11 +128,11 @@ enum Exclusivity {
             }
         }
 
-        /// Traps if one of `categories` (exclusive) is in use as a counted category.
-        func checkExclusive(_ categories: [String]) {
-            guard !limits.isIdle else { return }
+        /// Traps if one of `categories` (exclusive) is in use as a counted category; retires
+        /// an unused counted entry of the same name (see ``LimitStateMachine/claimForExclusiveUse(_:)``).
+        mutating func checkExclusive(_ categories: [String]) {
             for category in categories {
-                if let spec = limits.spec(of: category) {
+                if let spec = limits.claimForExclusiveUse(category) {
                     LimitStateMachine.mismatch(category, spec, OpLimit.Spec(permits: 1, interval: nil))
                 }
             }
@@ -154,6 +159,17 @@ enum Exclusivity {
     /// held, and holds those while it waits for the counted ones (see ``LimitStateMachine``).
     static func acquire(_ operation: Op, categories: [String], limits: [OpLimit] = [], sequence: UInt64, generation: UInt32,
                         attempt: UInt32 = 0, queue: OpQueue?, ancestors: [GroupOp], waker: DispatchSemaphore? = nil) -> Outcome {
+        acquireReturningHeld(operation, categories: categories, limits: limits, sequence: sequence, generation: generation,
+                             attempt: attempt, queue: queue, ancestors: ancestors, waker: waker).outcome
+    }
+
+    /// ``acquire(_:categories:limits:sequence:generation:attempt:queue:ancestors:waker:)``, which
+    /// also returns the category whose permit a granted operation holds without a record (one
+    /// limit, no interval, no exclusive category, asked as its queue starts it): it gives that
+    /// permit back by ``giveBack(_:)``, not ``release(_:sequence:)``.
+    static func acquireReturningHeld(_ operation: Op, categories: [String], limits: [OpLimit], sequence: UInt64,
+                                     generation: UInt32, attempt: UInt32, queue: OpQueue?, ancestors: [GroupOp],
+                                     waker: DispatchSemaphore? = nil) -> (outcome: Outcome, held: LimitStateMachine.Category?) {
         func makeAsker() -> Asker {
             Asker(operation: operation, queue: queue.map(ObjectIdentifier.init), generation: generation,
                   attempt: attempt, waker: waker, limits: limits, sequence: sequence)
@@ -204,7 +220,7 @@ enum Exclusivity {
             return (granted ? .granted : .waiting, turns)
         }
         tell(turns)   // after the lock is released
-        return outcome
+        return (outcome, nil)
     }
 
     /// `operation` finished, or no longer asks: gives back its categories (or withdraws its
@@ -215,7 +231,7 @@ enum Exclusivity {
             let id = ObjectIdentifier(operation)
             var limitTurns: [LimitStateMachine.Turn] = []
             var releasedLimits: AnyObject?
-            if !table.limits.isIdle {
+            if !table.limits.hasNoRecords {
                 releasedLimits = table.limits.release(id, sequence: sequence)
                 limitTurns = table.limits.takeTurns()
             }
@@ -254,7 +270,7 @@ enum Exclusivity {
             let waiting = table.machine.waitingRequests { ($0 as? Asker)?.queue == id }
             // Those that hold their exclusive categories and wait for counted ones (or were
             // offered them) give back both.
-            let waitingForLimits = table.limits.isIdle ? [] : table.limits.withdrawWaiting { ($0 as? Asker)?.queue == id }
+            let waitingForLimits = table.limits.hasNoRecords ? [] : table.limits.withdrawWaiting { ($0 as? Asker)?.queue == id }
             guard !waiting.isEmpty || !waitingForLimits.isEmpty else { return Suspension(steppedAside: [], turns: []) }
             var turns: [ExclusivityStateMachine.Request] = []
             for request in waiting {
@@ -344,7 +360,8 @@ enum Exclusivity {
     /// operation with counted categories: its exclusive categories first (as any operation asks
     /// for them), then, holding those, its counted ones.
     private static func acquireWithLimits(_ operation: Op, categories: [String], limits: [OpLimit], sequence: UInt64,
-                                          queue: OpQueue?, ancestors: [GroupOp], makeAsker: () -> Asker) -> Outcome {
+                                          queue: OpQueue?, ancestors: [GroupOp],
+                                          makeAsker: () -> Asker) -> (outcome: Outcome, held: LimitStateMachine.Category?) {
         let id = ObjectIdentifier(operation)
         let answer: Table.LimitsAnswer = table.withLockedValue { table in
             guard !operation.isFinished else { return Table.LimitsAnswer(outcome: .waiting) }
@@ -373,6 +390,9 @@ enum Exclusivity {
             }
             var answer = table.askLimits(operation, limits: limits, sequence: sequence, mayWait: mayWait,
                                          grantsAtTurn: queue == nil, asker: makeAsker)
+            if answer.outcome == .granted, queue != nil, categories.isEmpty {
+                answer.held = table.limits.dropGrantedRecord(of: id)
+            }
             // A refused request took the turns its exclusive categories gave (the list is empty
             // then); others come from an earlier request of the operation, given up.
             if answer.turns.isEmpty { answer.turns = table.machine.takeTurnRequests() }
@@ -388,7 +408,40 @@ enum Exclusivity {
         startIntervals(answer.startsIntervals)
         tell(answer.turns)
         tell(answer.limitTurns)
-        return answer.outcome
+        return (answer.outcome, answer.held)
+    }
+
+    /// The category a declaration of `name` with `spec` is bound to (``OpLimit/bound``; see
+    /// ``LimitStateMachine/declare(_:_:)``).
+    static func declare(_ name: String, _ spec: OpLimit.Spec) -> LimitStateMachine.Category {
+        table.withLockedValue { table in
+            // Held as an exclusive category now: the new category stays retired, so that its
+            // operations ask the table, which sees the name in use.
+            guard !table.machine.isInUse(name) else { return LimitStateMachine.Category(name: name, spec: spec, retired: true) }
+            return table.limits.declare(name, spec)
+        }
+    }
+
+    /// Gives back a permit of `category` held without a record (taken without the lock, or
+    /// granted with its record dropped): without the lock while nobody waits; else through the
+    /// table, which hands it to the front of the line and tells it.
+    static func giveBack(_ category: LimitStateMachine.Category) {
+        if category.giveBackWithoutLock() { return }
+        changeLimits { $0.permitCameBack(category) }
+    }
+
+    /// Runs `change` on the counted table with the lock held, then tells the operations whose
+    /// turn came, after unlocking.
+    private static func changeLimits(_ change: (inout LimitStateMachine) -> Void) {
+        let turns: [LimitStateMachine.Turn] = table.withLockedValue { table in
+            change(&table.limits)
+            let turns = table.limits.takeTurns()
+            #if OPERATIONS_INTERNAL_CHECKS
+            table.limits.checkInvariants()
+            #endif
+            return turns
+        }
+        tell(turns)
     }
 
     /// An operation started by hand was granted its exclusive categories at its turn: it asks for
@@ -457,15 +510,7 @@ enum Exclusivity {
 
     /// A rate limit's permit came back: the front of its line takes it.
     private static func intervalEnded(in category: String) {
-        let turns: [LimitStateMachine.Turn] = table.withLockedValue { table in
-            table.limits.intervalEnded(category)
-            let turns = table.limits.takeTurns()
-            #if OPERATIONS_INTERNAL_CHECKS
-            table.limits.checkInvariants()
-            #endif
-            return turns
-        }
-        tell(turns)
+        changeLimits { $0.intervalEnded(category) }
     }
 
     /// How many permits of the counted `category` are held, reserved or out (for tests).
@@ -478,6 +523,12 @@ enum Exclusivity {
         table.withLockedValue { table in
             table.limits.waiting(in: category).compactMap { ($0 as? Asker)?.operation ?? $0 as? Op }
         }
+    }
+
+    /// Whether `operation` has a request in the counted table (it waits for a permit, was offered
+    /// one, or holds permits through the table rather than without it; for tests).
+    static func hasCountedRequest(_ operation: Op) -> Bool {
+        table.withLockedValue { $0.limits.knows(ObjectIdentifier(operation)) }
     }
 
     /// Whether the counted `category` is kept (in use) now (for tests).

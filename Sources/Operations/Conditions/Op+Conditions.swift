@@ -13,7 +13,7 @@ extension Op {
     ///   adding one later is a programmer error and traps, and so is a
     ///   ``OpCondition/mutuallyExclusive(_:)`` inside ``OpCondition/any(_:)`` or ``OpCondition/not(_:)``.
     public final func addCondition(_ condition: OpCondition) {
-        if let misplaced = condition.misplacedExclusivity {
+        if condition.mayAskForMore, let misplaced = condition.misplacedExclusivity {
             misuse("addCondition(_:) on \(self) was given \(condition.name), where \(misplaced.name) cannot be honoured: an exclusivity category or a limit's permit is held while the operation runs, whatever other conditions say. Add .mutuallyExclusive, .limited or .rateLimited on its own, or inside .all.")
         }
         // A transition, not a plain access: the flags then say that the operation has gates, so
@@ -24,8 +24,13 @@ extension Op {
         if !accepted {
             misuse("addCondition(_:) was called on \(self) after it was added to a queue or started. Add every condition before adding the operation to a queue.")
         }
-        for dependency in condition.contributedDependencies {
-            addDependency(dependency)
+        if !condition.onlyAsksForExclusivity || condition.contributesDependencies {
+            conditionsNeedALook.store(true, ordering: .relaxed)
+        }
+        if condition.contributesDependencies {
+            for dependency in condition.contributedDependencies {
+                addDependency(dependency)
+            }
         }
     }
 
@@ -54,11 +59,12 @@ extension Op {
         }
     }
 
-    /// Evaluates the conditions of an operation that is ready and about to be added to a queue, if
-    /// it qualifies (``OpStateMachine/startPassingGatesEarly()``), so that the queue schedules it
-    /// with the others it adds, in one go, rather than one by one once they passed.
-    final func passGatesEarly() {
-        guard let (conditions, generation) = withState({ $0.startPassingGatesEarly() }) else { return }
+    /// Evaluates the conditions of an operation that is ready and about to be added to a queue,
+    /// so that the queue schedules it with the others it adds, in one go, rather than one by one
+    /// once they passed. The queue began the early pass with
+    /// ``OpStateMachine/startPassingGatesEarly()``, which handed over `conditions` and the gate's
+    /// `generation`, and calls this after adding what the conditions of its operations contributed.
+    final func conditionsPassedEarly(_ conditions: [OpCondition], generation: UInt32) {
         conditionsEvaluated(OpCondition.evaluateSynchronously(conditions, for: self), generation: generation)
     }
 
@@ -95,14 +101,20 @@ extension Op {
     /// or stepped aside until its suspended queue resumes), rather than coming to nothing.
     final func takeCategoriesToStart(_ request: OpStateMachine.CategoryRequest) -> (start: OpStateMachine.StartAction, waits: Bool) {
         let generation = request.generation
-        switch Exclusivity.acquire(self, categories: categoriesToRequest(request.categories), limits: request.limits,
-                                   sequence: request.sequence,
-                                   generation: generation, attempt: request.attempt, queue: request.queue,
-                                   ancestors: request.group.map { [$0] + $0.ancestors } ?? []) {
+        let categories = categoriesToRequest(request.categories)
+        let (outcome, held) = Exclusivity.acquireReturningHeld(
+            self, categories: categories, limits: request.limits, sequence: request.sequence,
+            generation: generation, attempt: request.attempt, queue: request.queue,
+            ancestors: request.group.map { [$0] + $0.ancestors } ?? [])
+        switch outcome {
         case .granted:
-            let (start, givesBack) = lifecycleTransition { $0.categoriesTaken(generation: generation) }
+            let (start, givesBack) = lifecycleTransition { $0.categoriesTaken(generation: generation, held: held) }
             if givesBack {
-                Exclusivity.release(self, sequence: request.sequence)
+                if let held {
+                    Exclusivity.giveBack(held)
+                } else {
+                    Exclusivity.release(self, sequence: request.sequence)
+                }
             }
             return (start, false)
         case .waiting:

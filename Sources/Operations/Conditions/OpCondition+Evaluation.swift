@@ -2,31 +2,33 @@
 // dependencies.
 
 extension OpCondition {
-    /// Whether evaluating the condition needs a task (it contains an `async` check).
-    var isAsynchronous: Bool {
+    /// Whether evaluating a condition of `kind` needs a task (it contains an `async` check; see
+    /// ``isAsynchronous``).
+    static func isAsynchronous(_ kind: Kind) -> Bool {
         switch kind {
         case .evaluate: true
         case .predicate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .dependency, .injection: false
         case .all(let conditions), .any(let conditions): conditions.contains { $0.isAsynchronous }
-        case .not(let condition): condition.isAsynchronous
+        case .not(let condition), .ignoringFailure(let condition): condition.isAsynchronous
         }
     }
 
-    /// Whether the condition may ask for exclusivity categories or dependencies (a cheap test
-    /// that spares the common checks collecting them).
-    var mayAskForMore: Bool {
+    /// Whether a condition of `kind` may ask for exclusivity categories or dependencies (see
+    /// ``mayAskForMore``).
+    static func mayAskForMore(_ kind: Kind) -> Bool {
         switch kind {
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .injection: false
-        case .mutuallyExclusive, .limited, .dependency, .all, .any, .not: true
+        case .mutuallyExclusive, .limited, .dependency, .all, .any, .not, .ignoringFailure: true
         }
     }
 
-    /// Whether the condition only asks for exclusivity categories, and so always passes: nothing
-    /// to evaluate.
-    var onlyAsksForExclusivity: Bool {
+    /// Whether a condition of `kind` only asks for exclusivity categories or permits, and so
+    /// always passes: nothing to evaluate (see ``onlyAsksForExclusivity``).
+    static func onlyAsksForExclusivity(_ kind: Kind) -> Bool {
         switch kind {
         case .mutuallyExclusive, .limited: true
         case .all(let conditions): conditions.allSatisfy(\.onlyAsksForExclusivity)
+        case .ignoringFailure(let condition): condition.onlyAsksForExclusivity
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .any, .not, .dependency, .injection: false
         }
     }
@@ -37,6 +39,7 @@ extension OpCondition {
         switch kind {
         case .mutuallyExclusive(let category): [category]
         case .all(let conditions): conditions.flatMap(\.exclusivityCategories)
+        case .ignoringFailure(let condition): condition.exclusivityCategories
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .limited, .any, .not, .dependency, .injection: []
         }
     }
@@ -47,6 +50,7 @@ extension OpCondition {
         switch kind {
         case .limited(let limit): [limit]
         case .all(let conditions): conditions.flatMap(\.limits)
+        case .ignoringFailure(let condition): condition.limits
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .any, .not, .dependency, .injection: []
         }
     }
@@ -54,13 +58,16 @@ extension OpCondition {
     /// Whether the condition asks for a category of either kind (exclusive or counted).
     var asksForCategories: Bool { !exclusivityCategories.isEmpty || !limits.isEmpty }
 
-    /// A ``mutuallyExclusive(_:)`` placed where it would mean nothing (inside `any` or `not`).
-    var misplacedExclusivity: OpCondition? {
+    /// A ``mutuallyExclusive(_:)`` or limit placed where it would mean nothing in a condition of
+    /// `kind` (inside `any` or `not`; see ``misplacedExclusivity``).
+    static func misplacedExclusivity(in kind: Kind) -> OpCondition? {
         switch kind {
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .dependency, .injection:
             return nil
         case .all(let conditions):
             return conditions.lazy.compactMap(\.misplacedExclusivity).first
+        case .ignoringFailure(let condition):
+            return condition.misplacedExclusivity
         case .any(let conditions):
             return conditions.first { $0.asksForCategories } ?? conditions.lazy.compactMap(\.misplacedExclusivity).first
         case .not(let condition):
@@ -68,17 +75,56 @@ extension OpCondition {
         }
     }
 
-    /// The operations that ``dependency(_:)`` conditions contribute as dependencies.
-    var contributedDependencies: [Op] {
+    /// The operations that ``dependency(_:)`` conditions of `kind` contribute as dependencies
+    /// (see ``contributedDependencies``).
+    static func contributedDependencies(of kind: Kind) -> [Op] {
         switch kind {
         case .dependency(let operation): [operation]
         case .all(let conditions), .any(let conditions): conditions.flatMap(\.contributedDependencies)
-        case .not(let condition): condition.contributedDependencies
+        case .not(let condition), .ignoringFailure(let condition): condition.contributedDependencies
         case .predicate, .evaluate, .noFailedDependencies, .noCancelledDependencies, .mutuallyExclusive, .limited, .injection: []
         }
     }
 
     // MARK: Evaluating
+
+    /// Evaluates the condition for `operation` as its queue would, and returns the verdict,
+    /// without cancelling or starting anything: for unit tests of your conditions.
+    ///
+    /// ```swift
+    /// @Test func uploadsWaitForASignedInUser() async {
+    ///     let upload = BlockOp {}
+    ///     session.signOut()
+    ///     #expect(await OpCondition.signedIn.evaluate(for: upload).failure != nil)
+    /// }
+    /// ```
+    ///
+    /// `async` checks are awaited in the calling task (cancelling it cancels them). Checks of
+    /// dependencies read `operation`'s dependencies as they are now. Categories and permits
+    /// (``mutuallyExclusive(_:)``, ``limited(_:permits:)``) pass: they are taken when the
+    /// operation starts, not evaluated. A condition made by ``Op/inject(from:_:)`` passes its
+    /// producer's value to `operation`, as it would.
+    public func evaluate(for operation: Op) async -> Verdict {
+        let failure: ConditionFailedError?
+        if case .injection(let inject) = kind {
+            failure = inject(operation).map { ConditionFailedError(condition: name, underlyingError: $0) }
+        } else {
+            failure = await checkAsync(operation)
+        }
+        guard let failure else { return .passed }
+        return failure.skipsOperation ? .skipped(failure) : .failed(failure)
+    }
+
+    /// The operations this condition makes dependencies of the operation it is added to (those
+    /// of ``dependency(_:)``, also inside ``all(_:)``, ``any(_:)``, ``not(_:)`` and
+    /// ``ignoringFailure(_:)``), in order.
+    public var dependencies: [Op] { contributedDependencies }
+
+    /// The names of the categories of ``limited(_:permits:)`` and
+    /// ``rateLimited(_:permits:per:clock:)`` this condition asks for (its own, and those of
+    /// ``all(_:)``), in order. (A limit of one permit is a ``mutuallyExclusive(_:)`` category, in
+    /// ``exclusivityCategories``.)
+    public var countedCategories: [String] { limits.map(\.category) }
 
     /// Evaluates `conditions` for `operation` in order; returns the failure of the first that
     /// fails (a ``ConditionFailedError``, or the error of an injection), or `nil` if all pass.
@@ -131,7 +177,14 @@ extension OpCondition {
             return ConditionFailedError(condition: name, underlyingError: failures.last)
         case .not(let condition):
             return condition.checkSynchronously(operation) == nil ? ConditionFailedError(condition: name) : nil
+        case .ignoringFailure(let condition):
+            return condition.checkSynchronously(operation).map(Self.skipping)
         }
+    }
+
+    /// `failure`, marked to skip the operation rather than fail it (see ``ignoringFailure(_:)``).
+    private static func skipping(_ failure: ConditionFailedError) -> ConditionFailedError {
+        ConditionFailedError(condition: failure.condition, underlyingError: failure.underlyingError, skipsOperation: true)
     }
 
     private func checkAsync(_ operation: Op) async -> ConditionFailedError? {
@@ -158,6 +211,8 @@ extension OpCondition {
             return ConditionFailedError(condition: name, underlyingError: failures.last)
         case .not(let condition):
             return await condition.checkAsync(operation) == nil ? ConditionFailedError(condition: name) : nil
+        case .ignoringFailure(let condition):
+            return await condition.checkAsync(operation).map(Self.skipping)
         }
     }
 
@@ -174,7 +229,7 @@ extension OpCondition {
         case .dependency(let dependency):
             if let error = dependency.error { return ConditionFailedError(condition: name, underlyingError: error) }
             return dependency.isCancelled ? ConditionFailedError(condition: name) : nil
-        case .predicate, .evaluate, .all, .any, .not, .injection:
+        case .predicate, .evaluate, .all, .any, .not, .ignoringFailure, .injection:
             preconditionFailure("Internal inconsistency: \(name) is not a check of dependencies")
         }
     }

@@ -27,15 +27,69 @@
 /// queue.addOperation(upload)
 /// ```
 public struct OpCondition: Sendable, CustomStringConvertible {
+    /// What the condition is, worked out once when it is made: a condition is declared once and
+    /// added to many operations, and a copy is one reference.
+    private let storage: Storage
+
     /// The name used in ``ConditionFailedError`` and in diagnostics.
-    public let name: String
-    let kind: Kind
-    /// The exclusivity categories the condition asks for: its own, and those of ``all(_:)``.
-    /// Worked out once, when the condition is made: every operation it is added to reads them.
-    let exclusivityCategories: [String]
+    public var name: String { storage.name }
+    /// What the condition checks.
+    var kind: Kind { storage.kind }
+    /// The ``mutuallyExclusive(_:)`` categories the condition asks for (its own, and those of
+    /// ``all(_:)`` and ``ignoringFailure(_:)``), in order; `limited(c, permits: 1)` is one.
+    public var exclusivityCategories: [String] { storage.exclusivityCategories }
     /// The counted categories (limits and rate limits) the condition asks for: its own, and those
-    /// of ``all(_:)``. Worked out once, like ``exclusivityCategories``.
-    let limits: [OpLimit]
+    /// of ``all(_:)``.
+    var limits: [OpLimit] { storage.limits }
+    /// Whether evaluating the condition needs a task (it contains an `async` check).
+    var isAsynchronous: Bool { storage.isAsynchronous }
+    /// Whether the condition only asks for exclusivity categories or permits, and so always
+    /// passes: nothing to evaluate.
+    var onlyAsksForExclusivity: Bool { storage.onlyAsksForExclusivity }
+    /// Whether the condition may ask for exclusivity categories or dependencies (a cheap test
+    /// that spares the common checks collecting them).
+    var mayAskForMore: Bool { storage.mayAskForMore }
+    /// A ``mutuallyExclusive(_:)`` or limit placed where it would mean nothing (inside `any` or
+    /// `not`), if any.
+    var misplacedExclusivity: OpCondition? { storage.misplacedExclusivity }
+    /// The operations that ``dependency(_:)`` conditions contribute as dependencies.
+    var contributedDependencies: [Op] { storage.contributedDependencies }
+    /// Whether the condition contributes dependencies, asks for exclusive categories or for
+    /// permits (read without copying the lists).
+    var contributesDependencies: Bool { storage.contributesDependencies }
+    var asksForExclusiveCategories: Bool { storage.asksForExclusiveCategories }
+    var asksForPermits: Bool { storage.asksForPermits }
+
+    /// The condition's parts, immutable.
+    private final class Storage: Sendable {
+        let name: String
+        let kind: Kind
+        let exclusivityCategories: [String]
+        let limits: [OpLimit]
+        let isAsynchronous: Bool
+        let onlyAsksForExclusivity: Bool
+        let mayAskForMore: Bool
+        let misplacedExclusivity: OpCondition?
+        let contributedDependencies: [Op]
+        let contributesDependencies: Bool
+        let asksForExclusiveCategories: Bool
+        let asksForPermits: Bool
+
+        init(name: String, kind: Kind) {
+            self.name = name
+            self.kind = kind
+            self.exclusivityCategories = OpCondition.exclusivityCategories(of: kind)
+            self.limits = OpCondition.limits(of: kind)
+            self.isAsynchronous = OpCondition.isAsynchronous(kind)
+            self.onlyAsksForExclusivity = OpCondition.onlyAsksForExclusivity(kind)
+            self.mayAskForMore = OpCondition.mayAskForMore(kind)
+            self.misplacedExclusivity = OpCondition.misplacedExclusivity(in: kind)
+            self.contributedDependencies = OpCondition.contributedDependencies(of: kind)
+            self.contributesDependencies = !contributedDependencies.isEmpty
+            self.asksForExclusiveCategories = !exclusivityCategories.isEmpty
+            self.asksForPermits = !limits.isEmpty
+        }
+    }
 
     /// What the condition checks.
     indirect enum Kind: Sendable {
@@ -58,6 +112,8 @@ public struct OpCondition: Sendable, CustomStringConvertible {
         case any([OpCondition])
         /// The condition fails.
         case not(OpCondition)
+        /// The condition, whose failure skips the operation rather than failing it.
+        case ignoringFailure(OpCondition)
         /// The operation, a dependency added by the condition, finished without an error and
         /// without being cancelled.
         case dependency(Op)
@@ -67,10 +123,7 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     }
 
     init(name: String, kind: Kind) {
-        self.name = name
-        self.kind = kind
-        self.exclusivityCategories = Self.exclusivityCategories(of: kind)
-        self.limits = Self.limits(of: kind)
+        storage = Storage(name: name, kind: kind)
     }
 
     // MARK: Built-ins
@@ -143,6 +196,28 @@ public struct OpCondition: Sendable, CustomStringConvertible {
     /// for the condition to pass).
     public static func dependency(_ operation: Op) -> OpCondition {
         OpCondition(name: "dependency(\(operation.description))", kind: .dependency(operation))
+    }
+
+    /// A condition whose failure skips the operation instead of failing it: when `condition`
+    /// fails, the operation is cancelled with no ``Op/error`` (its observers hear `didCancel` with
+    /// no error), and its dependents see a cancellation, not a failure.
+    ///
+    /// Use it where not running is an expected outcome rather than an error, as ProcedureKit's
+    /// "condition not satisfied": a refresh that is pointless while offline, a step that applies
+    /// only to some accounts. Any other failed condition makes ``ConditionFailedError`` the
+    /// operation's error, so that a failure is never silent.
+    ///
+    /// ```swift
+    /// let sync = BlockOp { syncDrafts() }
+    /// sync.addCondition(.ignoringFailure(.predicate("online") { _ in network.isOnline }))
+    /// queue.addOperation(sync)   // offline: skipped, `sync.isCancelled`, `sync.error == nil`
+    /// ```
+    ///
+    /// Inside ``all(_:)`` it skips the operation when it is the first member to fail; inside
+    /// ``any(_:)`` or ``not(_:)`` its failure counts as any other. The categories, permits and
+    /// dependencies `condition` asks for are asked for as without the wrapper.
+    public static func ignoringFailure(_ condition: OpCondition) -> OpCondition {
+        OpCondition(name: "ignoringFailure(\(condition.name))", kind: .ignoringFailure(condition))
     }
 
     /// The condition's name.

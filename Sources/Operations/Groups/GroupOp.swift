@@ -34,6 +34,9 @@
 /// added later start cancelled; the group still finishes only when they have. A child reaches its
 /// group with ``Op/group`` (`Op.current?.group` from its body) and can cancel it.
 ///
+/// **Suspending.** A group whose ``isSuspended`` is `true` starts no new children; those running
+/// go on, and the group finishes only once it is resumed and its children have finished.
+///
 /// **Errors.** If children failed (finished with a non-`nil` ``Op/error``), the group's
 /// ``Op/error`` is a ``GroupError`` listing their errors in the order they failed (the first
 /// ``GroupError/errorLimit``, and a count of the others). With ``cancelsChildrenOnFailure``, the
@@ -352,6 +355,24 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         set { childQueue.maxConcurrentOperationCount = newValue }
     }
 
+    /// Whether the group starts no new children (`false` by default): set it to hold them back,
+    /// before or while the group runs; the children that run go on. ProcedureKit's
+    /// `GroupProcedure.isSuspended`.
+    ///
+    /// ```swift
+    /// let sync = GroupOp(operations: uploads)
+    /// sync.isSuspended = true            // the uploads wait while the network is down
+    /// queue.addOperation(sync)
+    /// network.onReachable { sync.isSuspended = false }
+    /// ```
+    ///
+    /// The group does not finish while it is suspended with children waiting. Cancelling it
+    /// resumes it, so that it finishes.
+    public final var isSuspended: Bool {
+        get { childQueue.isSuspended }
+        set { childQueue.isSuspended = newValue }
+    }
+
     /// Whether the first child that fails cancels the other children (`false` by default).
     public final var cancelsChildrenOnFailure: Bool {
         get { state.withLockedValue { $0.cancelsChildrenOnFailure } }
@@ -469,7 +490,8 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     }
 
     /// Cancels the group and every child that has not finished; children added later start
-    /// cancelled.
+    /// cancelled. A suspended group is resumed, so that its children, cancelled, finish at once
+    /// (without running) and the group with them, rather than waiting for a resumption.
     open override func cancel() {
         super.cancel()
         // After the group reads as cancelled: a child added from now on sees it (see
@@ -477,6 +499,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         let children = state.withLockedValue { $0.unfinishedChildren }
         for child in GroupOp.inOrder(children) {
             child.cancel()
+        }
+        if childQueue.isSuspended {
+            childQueue.isSuspended = false
         }
     }
 }

@@ -62,8 +62,10 @@ struct SmallList<Element>: Sequence {
     /// The elements, in order.
     var array: [Element] {
         guard let head else { return [] }
-        return [head] + tail
+        return tail.isEmpty ? [head] : [head] + tail
     }
+
+    var underestimatedCount: Int { count }
 
     func makeIterator() -> Iterator {
         Iterator(list: self)

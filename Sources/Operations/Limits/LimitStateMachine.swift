@@ -24,11 +24,18 @@
 /// moment the operation starts, never from the offer, so that waiting for a queue slot with a
 /// reserved permit cannot let two starts fall within one interval.
 ///
-/// **Memory.** A category is kept while a permit is held, reserved or out (a rate limit's, for
-/// its interval) or a request waits for it, and forgotten once none is: a name can then be
-/// declared again with other permits. (A forgotten category is parked for reuse, a few at most,
-/// so that a category whose permits all come back now and then is not made again each time.) Two declarations of one name with different permits (or
-/// intervals) in use at the same time are a programmer error (``mismatch(_:_:_:)``).
+/// **Memory.** A category is *in use* while a permit is held, reserved or out (a rate limit's,
+/// for its interval) or a request waits for it. One not in use may be declared again with other
+/// permits (its entry is then retired and replaced); entries not in use are dropped once the
+/// table has grown to twice its size at the last sweep, so that a process that names many
+/// categories in turn does not keep them all. Two declarations of one name with different
+/// permits (or intervals) in use at the same time are a programmer error (``mismatch(_:_:_:)``).
+///
+/// **Without the lock.** A category's count is an atomic word (see ``Category``): an operation
+/// whose only gate is one limit (no interval) takes and gives back its permit without the
+/// table, by the category its condition was bound to when it was declared
+/// (``OpLimit/bound``), while nobody waits. Such a holder has no record here; the table only
+/// sees the count.
 struct LimitStateMachine {
     /// The counted categories an operation asks for as it starts.
     struct Request {
@@ -60,42 +67,21 @@ struct LimitStateMachine {
     /// in its line (dead) until it reaches the front or the line is compacted.
     final class Record {
         var request: Request
+        /// The categories of ``Request/limits``, in the same order, found when it asked.
+        let categories: [Category]
         /// How many of its limits, in order, it holds or has reserved.
         var taken = 0
         var stage = Stage.waiting
         /// Whether it was withdrawn while waiting in a line.
         var isWithdrawn = false
 
-        init(request: Request) {
+        init(request: Request, categories: [Category]) {
             self.request = request
+            self.categories = categories
         }
 
         /// Whether it waits in a line (not withdrawn).
         var isWaiting: Bool { stage == .waiting && !isWithdrawn }
-    }
-
-    /// A counted category in use.
-    final class Category {
-        /// Its permits (changed only while it is parked: a parked category is not in use).
-        var spec: OpLimit.Spec
-        /// The permits held, reserved, or out (a rate limit's, until they come back).
-        var inUse = 0
-        /// The rate limit's permits that are out (included in ``inUse``), for the checks.
-        var tokensOut = 0
-        /// The requests waiting for a permit, first come first served; some may be dead.
-        var line = RingBuffer<Record>()
-        /// How many entries of ``line`` were withdrawn.
-        var dead = 0
-        /// Whether it is unused, kept only to be reused without allocating and hashing its name
-        /// again (it counts as forgotten: another declaration may take it).
-        var isParked = false
-
-        init(spec: OpLimit.Spec) {
-            self.spec = spec
-        }
-
-        var liveWaiters: Int { line.count - dead }
-        var isUnused: Bool { inUse == 0 && liveWaiters == 0 }
     }
 
     /// A request whose turn came.
@@ -121,21 +107,41 @@ struct LimitStateMachine {
         case mismatch(category: String, inUse: OpLimit.Spec, declared: OpLimit.Spec)
     }
 
+    /// The table's categories by name: one entry per name, in use or not (see **Memory**).
     private var categories: [String: Category] = [:]
-    /// How many of ``categories`` are parked.
-    private var parkedCount = 0
+    /// The size of ``categories`` at which entries not in use are dropped.
+    private var sweepThreshold = 32
     private var records: [ObjectIdentifier: Record] = [:]
     private var turned: [Turn] = []
     /// The category found last: an operation's neighbours name the same one over and over.
-    private var recent: (name: String, category: Category)?
+    private var recent: Category?
 
     /// Entries of lines visited (for the complexity tests: bounded per event, amortised).
     private(set) var work: UInt64 = 0
 
     init() {}
 
-    /// Whether no request waits or holds and no permit is out: the storage skips the machine.
-    var isIdle: Bool { categories.count == parkedCount }
+    /// Whether no request waits or holds here (holders without a record aside): the storage
+    /// skips the machine.
+    var hasNoRecords: Bool { records.isEmpty }
+
+    /// Whether no request waits or holds and no permit is in use (for tests). O(categories).
+    var isIdle: Bool { records.isEmpty && categories.values.allSatisfy { !$0.isInUse } }
+
+    // MARK: Declaring
+
+    /// The category a declaration of `name` with `spec` is bound to (``OpLimit/bound``): the
+    /// table's entry if it has that spec; else a new one, which becomes the entry unless the
+    /// entry is in use (then the new one stays retired until it is asked for, see ``resolve(_:)``).
+    mutating func declare(_ name: String, _ spec: OpLimit.Spec) -> Category {
+        if let current = existingCategory(name) {
+            if current.spec == spec { return current }
+            guard current.retireIfUnused() else { return Category(name: name, spec: spec, retired: true) }
+        }
+        let created = Category(name: name, spec: spec)
+        install(created)
+        return created
+    }
 
     // MARK: Events
 
@@ -158,12 +164,15 @@ struct LimitStateMachine {
                 return .waiting
             }
         }
+        var found: [Category] = []
+        found.reserveCapacity(request.limits.count)
         for limit in request.limits {
-            if let category = existingCategory(limit.category), !category.isParked, category.spec != limit.spec {
-                return .mismatch(category: limit.category, inUse: category.spec, declared: limit.spec)
+            switch resolve(limit) {
+            case .category(let category): found.append(category)
+            case .mismatch(let inUse): return .mismatch(category: limit.category, inUse: inUse, declared: limit.spec)
             }
         }
-        let record = Record(request: request)
+        let record = Record(request: request, categories: found)
         if advance(record, mayWait: mayWait) {
             records[request.operation] = record
             grant(record)
@@ -175,6 +184,17 @@ struct LimitStateMachine {
         }
         records[request.operation] = record
         return .waiting
+    }
+
+    /// `operation`'s request was granted and holds one limit without an interval: its record is
+    /// dropped, and the operation gives its permit back without the table (as one that took it
+    /// without the lock does). Returns the category it holds; `nil` (nothing changes) if its
+    /// request is not such a one.
+    mutating func dropGrantedRecord(of operation: ObjectIdentifier) -> Category? {
+        guard let record = records[operation], record.stage == .granted, record.categories.count == 1,
+              record.request.limits[0].spec.interval == nil else { return nil }
+        records[operation] = nil
+        return record.categories[0]
     }
 
     /// `operation` finished, or no longer asks: it gives back what it holds or has reserved (a
@@ -189,13 +209,13 @@ struct LimitStateMachine {
         records.remove(at: index)
         switch record.stage {
         case .waiting:
-            let category = categories[record.request.limits[record.taken].category]!
+            let category = record.categories[record.taken]
             record.isWithdrawn = true
             category.dead += 1
             dropDeadFront(of: category)
             compactIfNeeded(category)
+            if category.liveWaiters == 0 { category.clearWaiters() }
             giveBackTaken(record, includingIntervals: true)
-            forgetIfUnused(record.request.limits[record.taken].category, category)
         case .offered:
             giveBackTaken(record, includingIntervals: true)
         case .granted:
@@ -204,13 +224,19 @@ struct LimitStateMachine {
         return record.request.payload
     }
 
+    /// A permit of `category` that an operation without a record held comes back while others
+    /// wait for it (``Category/giveBackWithoutLock()`` refused): the front of the line takes it.
+    mutating func permitCameBack(_ category: Category) {
+        giveBack(category)
+    }
+
     /// A rate limit's permit of `category` came back, one interval after the start that took it.
     mutating func intervalEnded(_ category: String) {
         guard let found = categories[category], found.tokensOut > 0 else {
             preconditionFailure("Internal inconsistency: a permit of \(category) came back that was not out")
         }
         found.tokensOut -= 1
-        giveBack(category, found)
+        giveBack(found)
     }
 
     /// Withdraws the requests that wait or were offered their turn and whose payload `matches`
@@ -233,6 +259,18 @@ struct LimitStateMachine {
         records[operation]?.request.payload = payload
     }
 
+    /// `name` is about to be held as an exclusive category: returns the permits it is in use
+    /// with as a counted category (a programmer error), or `nil`, having retired the table's
+    /// unused entry for it, if any, so that no operation takes one of its permits without the
+    /// table while the exclusive category is held (it then asks the table, which sees the name
+    /// in use).
+    mutating func claimForExclusiveUse(_ name: String) -> OpLimit.Spec? {
+        guard !categories.isEmpty, let found = existingCategory(name) else { return nil }
+        guard found.retireIfUnused() else { return found.spec }
+        remove(found)
+        return nil
+    }
+
     // MARK: Reading
 
     /// Whether `operation` has a request (with sequence number `sequence`, if given).
@@ -244,12 +282,12 @@ struct LimitStateMachine {
     /// Whether `category` is the one found last and is in use (a comparison of names, no hashing).
     func isRecentlyInUse(_ category: String) -> Bool {
         guard let recent, recent.name == category else { return false }
-        return !recent.category.isParked
+        return recent.isInUse
     }
 
     /// The permits `category` is used with, if it is in use.
     func spec(of category: String) -> OpLimit.Spec? {
-        guard let found = categories[category], !found.isParked else { return nil }
+        guard let found = categories[category], found.isInUse else { return nil }
         return found.spec
     }
 
@@ -263,20 +301,82 @@ struct LimitStateMachine {
         categories[category]?.line.elements.filter(\.isWaiting).compactMap(\.request.payload) ?? []
     }
 
-    /// How many categories are kept (for tests: a category unused is forgotten).
-    var keptCategoryCount: Int { categories.count - parkedCount }
+    /// How many categories are in use (for tests: a category unused is forgotten).
+    var keptCategoryCount: Int { categories.values.filter(\.isInUse).count }
+
+    /// How many entries the table keeps, in use or not (for tests of the sweep).
+    var entryCount: Int { categories.count }
+
+    // MARK: Finding categories
+
+    /// What a limit counts in.
+    enum Resolution {
+        /// The table's entry for its name, with its spec.
+        case category(Category)
+        /// The entry is in use with other permits.
+        case mismatch(inUse: OpLimit.Spec)
+    }
+
+    /// The table's entry that `limit` counts in, made so if needed: its bound category
+    /// (revived) when the entry is not in use, so that its next start goes without the table.
+    private mutating func resolve(_ limit: OpLimit) -> Resolution {
+        if let current = existingCategory(limit.category) {
+            if current === limit.bound || (limit.bound == nil && current.spec == limit.spec) {
+                return .category(current)
+            }
+            guard current.retireIfUnused() else {
+                return current.spec == limit.spec ? .category(current) : .mismatch(inUse: current.spec)
+            }
+            remove(current)
+        }
+        let entry = limit.bound ?? Category(name: limit.category, spec: limit.spec)
+        if entry.isRetired { entry.revive() }
+        install(entry)
+        return .category(entry)
+    }
+
+    private mutating func existingCategory(_ name: String) -> Category? {
+        if let recent, recent.name == name { return recent }
+        guard let found = categories[name] else { return nil }
+        recent = found
+        return found
+    }
+
+    /// Makes `category` (not retired) the table's entry for its name.
+    private mutating func install(_ category: Category) {
+        categories[category.name] = category
+        recent = category
+        if categories.count > sweepThreshold { sweep() }
+    }
+
+    private mutating func remove(_ category: Category) {
+        categories[category.name] = nil
+        if recent === category { recent = nil }
+    }
+
+    /// Drops the entries not in use that no request refers to. O(categories + requests), once
+    /// per doubling of the table: amortised constant per entry.
+    private mutating func sweep() {
+        var referred = Set<ObjectIdentifier>()
+        for record in records.values {
+            for category in record.categories { referred.insert(ObjectIdentifier(category)) }
+        }
+        work &+= UInt64(categories.count + records.count)
+        for (name, category) in categories where !referred.contains(ObjectIdentifier(category)) && category.line.isEmpty {
+            if category.retireIfUnused() { categories[name] = nil }
+        }
+        recent = nil
+        sweepThreshold = max(32, 2 * categories.count)
+    }
 
     // MARK: Taking and giving back
 
     /// Takes `record`'s permits from `record.taken` on, while they are free; stops at the first
     /// that is not, joining its line if `mayWait`. Returns whether it has them all.
     private mutating func advance(_ record: Record, mayWait: Bool) -> Bool {
-        let limits = record.request.limits
-        while record.taken < limits.count {
-            let limit = limits[record.taken]
-            let category = category(limit)
-            if category.liveWaiters == 0 && category.inUse < category.spec.permits {
-                category.inUse += 1
+        while record.taken < record.categories.count {
+            let category = record.categories[record.taken]
+            if category.takeOrWait(mayWait: mayWait) {
                 record.taken += 1
                 continue
             }
@@ -292,34 +392,36 @@ struct LimitStateMachine {
     /// `record` takes the permits it holds or has reserved: its rate limits' permits are out.
     private mutating func grant(_ record: Record) {
         record.stage = .granted
-        for limit in record.request.limits where limit.spec.interval != nil {
-            categories[limit.category]!.tokensOut += 1
+        for (limit, category) in zip(record.request.limits, record.categories) where limit.spec.interval != nil {
+            category.tokensOut += 1
         }
     }
 
     /// Gives back the permits `record` took (a granted record's rate-limit permits are out and
     /// come back on their own: `includingIntervals` false).
     private mutating func giveBackTaken(_ record: Record, includingIntervals: Bool) {
-        for limit in record.request.limits.prefix(record.taken) where includingIntervals || limit.spec.interval == nil {
-            giveBack(limit.category, existingCategory(limit.category)!)
+        for index in 0..<record.taken where includingIntervals || record.request.limits[index].spec.interval == nil {
+            giveBack(record.categories[index])
         }
     }
 
-    /// One permit of `category` comes back: the front of its line takes it and goes on.
-    private mutating func giveBack(_ name: String, _ category: Category) {
-        category.inUse -= 1
-        while category.inUse < category.spec.permits, let next = popLiveFront(of: category) {
-            category.inUse += 1
-            next.taken += 1
-            guard advance(next, mayWait: true) else { continue }
-            if next.request.grantsAtTurn {
-                grant(next)
-            } else {
-                next.stage = .offered
-            }
-            turned.append(Turn(request: next.request, granted: next.request.grantsAtTurn))
+    /// One permit of `category` comes back: the front of its line takes it and goes on; with
+    /// nobody in line, the count goes down.
+    private mutating func giveBack(_ category: Category) {
+        guard let next = popLiveFront(of: category) else {
+            category.release()
+            return
         }
-        forgetIfUnused(name, category)
+        // Handed over: the count stays.
+        if category.liveWaiters == 0 { category.clearWaiters() }
+        next.taken += 1
+        guard advance(next, mayWait: true) else { return }
+        if next.request.grantsAtTurn {
+            grant(next)
+        } else {
+            next.stage = .offered
+        }
+        turned.append(Turn(request: next.request, granted: next.request.grantsAtTurn))
     }
 
     private mutating func popLiveFront(of category: Category) -> Record? {
@@ -349,44 +451,6 @@ struct LimitStateMachine {
         category.dead = 0
     }
 
-    /// Forgets `category` if no one uses it: it is parked, to be reused, and the parked ones
-    /// are dropped once there are more than a few (a process that names many categories in turn
-    /// does not keep them all).
-    private mutating func forgetIfUnused(_ name: String, _ category: Category) {
-        guard category.isUnused, !category.isParked else { return }
-        category.isParked = true
-        category.line = RingBuffer()
-        category.dead = 0
-        parkedCount += 1
-        guard parkedCount > 32 else { return }
-        work &+= UInt64(categories.count)
-        categories = categories.filter { !$0.value.isParked }
-        parkedCount = 0
-        recent = nil
-    }
-
-    private mutating func existingCategory(_ name: String) -> Category? {
-        if let recent, recent.name == name { return recent.category }
-        guard let found = categories[name] else { return nil }
-        recent = (name, found)
-        return found
-    }
-
-    private mutating func category(_ limit: OpLimit) -> Category {
-        if let found = existingCategory(limit.category) {
-            if found.isParked {
-                found.isParked = false
-                found.spec = limit.spec
-                parkedCount -= 1
-            }
-            return found
-        }
-        let created = Category(spec: limit.spec)
-        categories[limit.category] = created
-        recent = (limit.category, created)
-        return created
-    }
-
     // MARK: Misuse
 
     /// Traps: `category` is declared with two different specs.
@@ -396,9 +460,10 @@ struct LimitStateMachine {
 
     #if OPERATIONS_INTERNAL_CHECKS
     /// Traps if a count or a line is not what it should be. O(requests + entries + categories).
+    /// (Holders without a record are not seen: a count may exceed what the records hold.)
     func checkInvariants() {
         precondition(turned.isEmpty, "Internal inconsistency: \(turned.count) turns left untold")
-        var held: [String: Int] = [:]
+        var held: [ObjectIdentifier: Int] = [:]
         var inLines = Set<ObjectIdentifier>()
         for category in categories.values {
             for record in category.line.elements where !record.isWithdrawn { inLines.insert(ObjectIdentifier(record)) }
@@ -407,32 +472,38 @@ struct LimitStateMachine {
             precondition(record.request.operation == operation, "Internal inconsistency: a record filed under another operation")
             precondition(!record.isWithdrawn, "Internal inconsistency: a withdrawn record is kept")
             let limits = record.request.limits
+            let categories = record.categories
             switch record.stage {
             case .waiting:
                 precondition(record.taken < limits.count, "Internal inconsistency: a waiting record took every permit")
-                for limit in limits.prefix(record.taken) { held[limit.category, default: 0] += 1 }
-                precondition(categories[limits[record.taken].category] != nil && inLines.contains(ObjectIdentifier(record)),
-                             "Internal inconsistency: a waiting record is in no line")
+                for category in categories.prefix(record.taken) { held[ObjectIdentifier(category), default: 0] += 1 }
+                precondition(inLines.contains(ObjectIdentifier(record)), "Internal inconsistency: a waiting record is in no line")
             case .offered:
                 precondition(record.taken == limits.count, "Internal inconsistency: an offered record misses permits")
-                for limit in limits { held[limit.category, default: 0] += 1 }
+                for category in categories { held[ObjectIdentifier(category), default: 0] += 1 }
             case .granted:
                 precondition(record.taken == limits.count, "Internal inconsistency: a granted record misses permits")
-                for limit in limits where limit.spec.interval == nil { held[limit.category, default: 0] += 1 }
+                for (limit, category) in zip(limits, categories) where limit.spec.interval == nil {
+                    held[ObjectIdentifier(category), default: 0] += 1
+                }
+            }
+            for category in categories.prefix(record.taken) {
+                precondition(!category.isRetired, "Internal inconsistency: a record holds a permit of the retired category \(category.name)")
             }
         }
-        precondition(categories.values.filter(\.isParked).count == parkedCount, "Internal inconsistency: \(parkedCount) parked categories counted")
         for (name, category) in categories {
-            precondition(category.isUnused == category.isParked, "Internal inconsistency: category \(name) parked: \(category.isParked)")
-            precondition(category.inUse <= category.spec.permits, "Internal inconsistency: \(name) has \(category.inUse) of \(category.spec.permits) permits in use")
-            precondition(category.inUse == held[name, default: 0] + category.tokensOut,
-                         "Internal inconsistency: \(name) counts \(category.inUse) permits in use, not \(held[name, default: 0]) + \(category.tokensOut) out")
+            precondition(category.name == name && !category.isRetired, "Internal inconsistency: the entry of \(name) is retired or misnamed")
+            let inUse = category.inUse
+            precondition(inUse <= category.spec.permits, "Internal inconsistency: \(name) has \(inUse) of \(category.spec.permits) permits in use")
+            precondition(inUse >= held[ObjectIdentifier(category), default: 0] + category.tokensOut,
+                         "Internal inconsistency: \(name) counts \(inUse) permits in use, fewer than \(held[ObjectIdentifier(category), default: 0]) + \(category.tokensOut) out")
             let live = category.line.elements.filter { !$0.isWithdrawn }
             precondition(live.count == category.liveWaiters, "Internal inconsistency: \(name) counts \(category.dead) dead entries")
-            precondition(live.isEmpty || category.inUse == category.spec.permits,
+            precondition(category.hasWaitersBit == !live.isEmpty, "Internal inconsistency: \(name)'s waiters bit is not set exactly when it has live waiters")
+            precondition(live.isEmpty || inUse == category.spec.permits,
                          "Internal inconsistency: \(name) has waiters and a free permit")
             for record in live {
-                precondition(record.isWaiting && record.request.limits[record.taken].category == name,
+                precondition(record.isWaiting && record.categories[record.taken] === category,
                              "Internal inconsistency: a record in the line of \(name) does not wait for it")
             }
         }

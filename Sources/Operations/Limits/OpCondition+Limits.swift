@@ -37,6 +37,11 @@ extension OpCondition {
     ///
     /// It always passes; use it on its own or inside ``all(_:)``.
     ///
+    /// An operation whose only condition is one limit takes its permit as it starts, and gives it
+    /// back as it finishes, with one atomic operation each while no operation waits for the
+    /// category: no lock is shared between the queues. (Other operations of the category, and
+    /// any while operations wait, go through the process-wide table and its lock.)
+    ///
     /// - Parameters:
     ///   - category: The name shared by the operations that the limit counts together.
     ///   - permits: How many of them may execute at once; positive.
@@ -52,7 +57,8 @@ extension OpCondition {
         if permits == 1 {
             return OpCondition(name: "limited(\(category), permits: 1)", kind: .mutuallyExclusive(category))
         }
-        let limit = OpLimit(category: category, spec: OpLimit.Spec(permits: permits, interval: nil), clock: nil)
+        let spec = OpLimit.Spec(permits: permits, interval: nil)
+        let limit = OpLimit(category: category, spec: spec, clock: nil, bound: Exclusivity.declare(category, spec))
         return OpCondition(name: limit.description, kind: .limited(limit))
     }
 

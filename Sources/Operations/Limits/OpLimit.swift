@@ -8,6 +8,19 @@ struct OpLimit: Sendable, CustomStringConvertible {
     let spec: Spec
     /// The clock that measures a rate limit's interval (`nil` for a limit).
     let clock: (any Clock<Duration>)?
+    /// For a limit (no interval), the category it was bound to when it was declared: an
+    /// operation whose only gate it is takes and gives back its permit there without the table's
+    /// lock while the category is the table's entry for its name and nobody waits (see
+    /// ``LimitStateMachine/Category``). `nil` for a rate limit, and for limits made by tests of
+    /// the machine alone: they always go through the table.
+    let bound: LimitStateMachine.Category?
+
+    init(category: String, spec: Spec, clock: (any Clock<Duration>)?, bound: LimitStateMachine.Category? = nil) {
+        self.category = category
+        self.spec = spec
+        self.clock = clock
+        self.bound = bound
+    }
 
     /// The permits of a category and how they come back: every declaration of a category must
     /// name the same (see ``LimitStateMachine``).

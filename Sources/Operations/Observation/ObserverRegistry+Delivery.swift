@@ -69,7 +69,7 @@ extension ObserverRegistry {
         switch event {
         case .willFinish, .didFinish:
             deliverHolding(operation, from: first)
-        case .change, .initial, .didAttach, .willExecute, .didCancel, .didProduce:
+        case .change, .initial, .didAttach, .willExecute, .didExecute, .didCancel, .didProduce:
             deliver(to: operation)
         }
     }
@@ -78,6 +78,27 @@ extension ObserverRegistry {
     /// work is over before its body ran); called with the operation's lock held.
     func queuingWillExecute(of operation: Op) -> Pending? {
         lock.withLock { finishAnnounced ? nil : append(.willExecute, held: operation) }
+    }
+
+    /// Queues the `willFinish` of `operation`, which ran, preceded by its `didExecute` if that
+    /// was not queued yet (its body returned as it finishes): to be delivered with
+    /// ``deliverHeld(_:of:)``. Called with the operation's lock held.
+    func queuingWillFinish(error: (any Error)?, of operation: Op) -> Pending {
+        lock.withLock {
+            if !executeAnnounced { append(.didExecute) }
+            return append(.willFinish(error: error), held: operation)
+        }
+    }
+
+    /// Queues `didExecute` unless it was queued already or the finish was announced (it came
+    /// before `willFinish` then). Returns the registry to deliver from, if it queued. Called with
+    /// the operation's lock held.
+    func queuingDidExecute() -> ObserverRegistry? {
+        lock.withLock {
+            guard !executeAnnounced && !finishAnnounced else { return nil }
+            append(.didExecute)
+            return self
+        }
     }
 
     /// Queues a `willExecute` or `willFinish` of `operation`, to be delivered with
@@ -249,7 +270,7 @@ extension ObserverRegistry {
             return [.entry(entry)]
         case .didAttach(let observer):
             return [.observer(observer)]
-        case .willExecute, .didCancel, .willFinish, .didFinish, .didProduce:
+        case .willExecute, .didExecute, .didCancel, .willFinish, .didFinish, .didProduce:
             var recipients: [Pending.Recipient] = []
             for registered in observers where registered.since <= pending.sequence {
                 recipients.append(.observer(registered.observer))
@@ -336,7 +357,7 @@ extension ObserverRegistry {
                 if entry.isActive.load(ordering: .acquiring) {
                     entry.initial?(subject)
                 }
-            case .didAttach, .willExecute, .didCancel, .willFinish, .didFinish, .didProduce:
+            case .didAttach, .willExecute, .didExecute, .didCancel, .willFinish, .didFinish, .didProduce:
                 preconditionFailure("Internal inconsistency: an OpObserver event \(event) reached a property observation")
             }
         case .observer(let observer):
@@ -344,6 +365,7 @@ extension ObserverRegistry {
             switch event {
             case .didAttach: observer.didAttach(to: operation)
             case .willExecute: observer.willExecute(operation)
+            case .didExecute: observer.didExecute(operation)
             case .didCancel(let error): observer.didCancel(operation, error: error)
             case .willFinish(let error): observer.willFinish(operation, error: error)
             case .didFinish(let error): observer.didFinish(operation, error: error)

@@ -10,6 +10,8 @@ extension ObserverRegistry {
         case didAttach(any OpObserver)
         /// ``OpObserver/willExecute(_:)``.
         case willExecute
+        /// ``OpObserver/didExecute(_:)``.
+        case didExecute
         /// ``OpObserver/didCancel(_:error:)``.
         case didCancel(error: (any Error)?)
         /// ``OpObserver/willFinish(_:error:)``.
@@ -25,7 +27,7 @@ extension ObserverRegistry {
         var holdsOperation: Bool {
             switch self {
             case .willExecute, .willFinish: true
-            case .change, .initial, .didAttach, .didCancel, .didFinish, .didProduce: false
+            case .change, .initial, .didAttach, .didExecute, .didCancel, .didFinish, .didProduce: false
             }
         }
     }

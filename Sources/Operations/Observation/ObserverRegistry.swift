@@ -69,6 +69,8 @@ final class ObserverRegistry: @unchecked Sendable {
     /// Whether `willFinish` was queued: the work is over, and a `willExecute` is no longer queued
     /// (an ``AsyncOp`` finished by a handler of its start, on another thread, before its body ran).
     var finishAnnounced = false
+    /// Whether `didExecute` was queued (it is queued once, at the latest right before `willFinish`).
+    var executeAnnounced = false
     /// The events not yet delivered (or being delivered), oldest first, from `head` on.
     var events: [Pending?] = []
     var head = 0
@@ -197,6 +199,8 @@ final class ObserverRegistry: @unchecked Sendable {
             observersAreOver = true
         case .willFinish:
             finishAnnounced = true
+        case .didExecute:
+            executeAnnounced = true
         case .change, .initial, .didAttach, .willExecute, .didCancel, .didProduce:
             break
         }

@@ -9,6 +9,7 @@
 public struct BlockObserver: OpObserver {
     private let attach: (@Sendable (Op) -> Void)?
     private let execute: (@Sendable (Op) -> Void)?
+    private let executed: (@Sendable (Op) -> Void)?
     private let cancel: (@Sendable (Op, (any Error)?) -> Void)?
     private let finishing: (@Sendable (Op, (any Error)?) -> Void)?
     private let finished: (@Sendable (Op, (any Error)?) -> Void)?
@@ -19,6 +20,7 @@ public struct BlockObserver: OpObserver {
     public init(
         didAttach: (@Sendable (Op) -> Void)? = nil,
         willExecute: (@Sendable (Op) -> Void)? = nil,
+        didExecute: (@Sendable (Op) -> Void)? = nil,
         didCancel: (@Sendable (Op, (any Error)?) -> Void)? = nil,
         willFinish: (@Sendable (Op, (any Error)?) -> Void)? = nil,
         didFinish: (@Sendable (Op, (any Error)?) -> Void)? = nil,
@@ -26,6 +28,7 @@ public struct BlockObserver: OpObserver {
     ) {
         attach = didAttach
         execute = willExecute
+        executed = didExecute
         cancel = didCancel
         finishing = willFinish
         finished = didFinish
@@ -36,6 +39,8 @@ public struct BlockObserver: OpObserver {
     public func didAttach(to operation: Op) { attach?(operation) }
     /// Calls the `willExecute` closure.
     public func willExecute(_ operation: Op) { execute?(operation) }
+    /// Calls the `didExecute` closure.
+    public func didExecute(_ operation: Op) { executed?(operation) }
     /// Calls the `didCancel` closure.
     public func didCancel(_ operation: Op, error: (any Error)?) { cancel?(operation, error) }
     /// Calls the `willFinish` closure.

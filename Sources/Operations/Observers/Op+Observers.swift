@@ -86,13 +86,23 @@ extension Op {
         return isExecuting || !isAsynchronousStorage
     }
 
+    /// Tells the observers that the body returned, for an ``AsyncOp`` whose synchronous
+    /// `execute()` returned while it goes on executing (see ``OpObserver/didExecute(_:)``).
+    final func observersDidExecute() {
+        let registry: ObserverRegistry? = withState { machine in
+            guard machine.lifecycle == .executing else { return nil }
+            return machine.observers?.queuingDidExecute()
+        }
+        deliver(registry)
+    }
+
     /// Tells the observers that the work is over, before the operation reads as finished (they
     /// return before it does).
     final func observersWillFinish() {
         let held: (ObserverRegistry, ObserverRegistry.Pending)? = withState { machine in
             machine.endTimeout()   // the work is over: no timer touches the operation from now on
             guard machine.lifecycle == .executing, let observers = machine.observers else { return nil }
-            return (observers, observers.queuingHeld(.willFinish(error: machine.error), of: self))
+            return (observers, observers.queuingWillFinish(error: machine.error, of: self))
         }
         if let (observers, pending) = held {
             observers.deliverHeld(pending, of: self)

@@ -42,6 +42,13 @@ public protocol OpObserver: Sendable {
     func didAttach(to operation: Op)
     /// The operation is about to run its body.
     func willExecute(_ operation: Op)
+    /// The operation's body returned: ``Op/main()`` for a synchronous operation; the `async` body
+    /// of an ``AsyncOp`` or ``AsyncBlockOp`` (right before ``willFinish(_:error:)``); the
+    /// synchronous ``AsyncOp/execute()-3w8hx`` of an ``AsyncOp`` that overrides it, whose work may
+    /// go on until it calls ``AsyncOp/finish()``. It always comes after ``willExecute(_:)`` and
+    /// before ``willFinish(_:error:)`` (an ``AsyncOp`` that finishes inside its `execute()` gets it
+    /// right before ``willFinish(_:error:)``), and never for an operation whose body did not run.
+    func didExecute(_ operation: Op)
     /// The operation was cancelled, with the error it was cancelled with (``Op/cancel(with:)``,
     /// a failed condition), if any.
     ///
@@ -63,6 +70,8 @@ extension OpObserver {
     public func didAttach(to operation: Op) {}
     /// Does nothing.
     public func willExecute(_ operation: Op) {}
+    /// Does nothing.
+    public func didExecute(_ operation: Op) {}
     /// Does nothing.
     public func didCancel(_ operation: Op, error: (any Error)?) {}
     /// Does nothing.

@@ -74,6 +74,9 @@ open class AsyncOp: Op, @unchecked Sendable {
     // @unchecked Sendable: `task` is guarded by the operation's stripe lock; `body` is immutable.
 
     private let body: (@Sendable () async throws -> Void)?
+    /// Whether ``main()``'s call of `execute()` reached the default one, which runs the `async`
+    /// body in a task (written and read only by the thread that runs ``main()``).
+    private var startsAsyncBody = false
     private final var task: Task<Void, Never>?
 
     /// Creates an asynchronous operation; override one of the `execute()` methods.
@@ -98,6 +101,7 @@ open class AsyncOp: Op, @unchecked Sendable {
     /// the work is done. The default implementation runs the `async` ``execute()-9zoa`` in a
     /// `Task` and finishes the operation when it returns.
     open func execute() {
+        startsAsyncBody = true
         // One lock for the three: the task's priority, and its name (``Op/name``).
         let (qualityOfService, queuePriority, name) = withState { ($0.qualityOfService, $0.priority, $0.name) }
         let priority = TaskPriority(qualityOfService, queuePriority: queuePriority)
@@ -189,7 +193,13 @@ open class AsyncOp: Op, @unchecked Sendable {
 
     /// Calls ``execute()-3w8hx``; an asynchronous operation's work starts there.
     public final override func main() {
+        startsAsyncBody = false
         execute()
+        // A body that is `execute()` itself (a callback-style operation) returned: its observers
+        // hear `didExecute` now. An `async` body's hear it when that body returns, with the finish.
+        if !startsAsyncBody, flags.load(ordering: .relaxed) & Flags.observed != 0 {
+            observersDidExecute()
+        }
     }
 
     /// Marks the operation finished. Call it exactly once, from any thread, when the work is done

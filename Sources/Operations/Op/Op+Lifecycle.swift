@@ -94,7 +94,12 @@ extension Op {
     @discardableResult
     final func finishSynchronousBody(releasesSlot: Bool, inDrainer: Bool = false) -> Bool {
         if flags.load(ordering: .relaxed) & Flags.observed != 0 { observersWillFinish() }
-        return performFinish(lifecycleTransition { $0.finish() }, releasesSlot: releasesSlot, inDrainer: inDrainer)
+        // The permit an exclusive operation holds without the table is taken in the same transition.
+        let (finish, heldPermit) = lifecycleTransition { machine in
+            let finish = machine.finish()
+            return (finish, finish.releasesExclusivity ? machine.takeHeldPermit() : nil)
+        }
+        return performFinish(finish, releasesSlot: releasesSlot, inDrainer: inDrainer, heldPermit: heldPermit)
     }
 
     /// Performs what finishing asks for, outside every lock: dependents learn that this operation
@@ -111,8 +116,12 @@ extension Op {
     ///
     /// - Returns: Whether the drainer must make the operation leave its queue and complete it.
     @discardableResult
+    ///
+    /// `heldPermit` is the permit the operation held without the table, if the transition that
+    /// finished it took it already; else it is taken here (see ``OpStateMachine/takeHeldPermit()``).
     final func performFinish(_ finish: OpStateMachine.FinishAction, releasesSlot: Bool,
-                             inDrainer: Bool = false, inOwnTask: Bool = false) -> Bool {
+                             inDrainer: Bool = false, inOwnTask: Bool = false,
+                             heldPermit: LimitStateMachine.Category? = nil) -> Bool {
         if flags.load(ordering: .relaxed) & Flags.instrumented != 0 || Instruments.isActive {
             // First: the finish precedes the starts of the dependents it releases. Also when no
             // instrument saw it start: one may have been installed since.
@@ -125,12 +134,18 @@ extension Op {
         for dependent in finish.otherDependents where dependent.serial < serial { resolvedBackwardEdges += 1 }
         for dependentSerial in finish.releasedDependentSerials where dependentSerial < serial { resolvedBackwardEdges += 1 }
         DependencyCycles.backwardEdgesResolved(resolvedBackwardEdges)
-        if finish.releasesExclusivity {
+        // A permit held without the table goes back without it while nobody waits: no turn to tell.
+        if finish.releasesExclusivity, case let held = heldPermit ?? withState({ $0.takeHeldPermit() }),
+           !(held?.giveBackWithoutLock() ?? false) {
             // As for its dependents: an operation of this queue whose turn came goes on the ready
             // list without asking for another drainer when this thread's drainer polls right after
             // (and while its observers run here, this operation keeps its slot).
             ThreadContext.withNotifying(self, pollingQueue: releasesSlot ? nil : finish.queue) {
-                Exclusivity.release(self)
+                if let held {
+                    Exclusivity.giveBack(held)
+                } else {
+                    Exclusivity.release(self)
+                }
             }
         }
         if finish.isGroupChild, let (group, error) = withState({ machine in machine.group.map { ($0, machine.error) } }),

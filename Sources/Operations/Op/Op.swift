@@ -58,6 +58,11 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Set by a finished, older operation that holds this one strongly as a dependency (see
     /// ``settleDependencies()``).
     final let isHeldByFinishedOlderOperation = Atomic<Bool>(false)
+    /// Whether a condition checks something or contributed a dependency: the queue adding the
+    /// operation then looks at its conditions first (see ``OpQueue/enqueue(_:reserved:)``); one
+    /// that only asks for categories or permits needs no look. Set by ``addCondition(_:)``,
+    /// before the operation can be added, and read relaxed, like ``flags``.
+    final let conditionsNeedALook = Atomic<Bool>(false)
     /// The order of creation, used to make cycle detection on new dependencies cheap.
     final let serial: UInt64 = Op.serialCounter.add(1, ordering: .relaxed).newValue
     #if OPERATIONS_INTERNAL_CHECKS

@@ -82,14 +82,12 @@ extension OpStateMachine {
         if condition.isAsynchronous { extras.hasAsynchronousConditions = true }
         if !condition.onlyAsksForExclusivity { extras.hasConditionsToEvaluate = true }
         if condition.mayAskForMore {
-            let limits = condition.limits
-            if !limits.isEmpty {
-                let gateState = extras.ensureGateState()
-                gateState.limits = OpLimit.merged(gateState.limits, limits)
+            if condition.asksForPermits {
+                extras.limits = OpLimit.merged(extras.limits, condition.limits)
                 isExclusive = true
             }
-            let categories = condition.exclusivityCategories
-            if !categories.isEmpty {
+            if condition.asksForExclusiveCategories {
+                let categories = condition.exclusivityCategories
                 if extras.exclusivityCategories.isEmpty && categories.count == 1 {
                     extras.exclusivityCategories = categories   // the common case: one category
                 } else {
@@ -97,8 +95,7 @@ extension OpStateMachine {
                 }
                 isExclusive = true
             }
-            let contributed = condition.contributedDependencies
-            if !contributed.isEmpty { extras.conditionDependencies += contributed }
+            if condition.contributesDependencies { extras.conditionDependencies += condition.contributedDependencies }
         }
         gate = .closed
         return true
@@ -108,7 +105,7 @@ extension OpStateMachine {
     /// are evaluated for.
     var gateToPass: (conditions: [OpCondition], isAsynchronous: Bool, generation: UInt32) {
         guard let extras else { return ([], false, 0) }
-        return (extras.conditions, extras.hasAsynchronousConditions, extras.gateGeneration)
+        return (extras.conditions.array, extras.hasAsynchronousConditions, extras.gateGeneration)
     }
 
     /// Starts evaluating the conditions of an operation that is about to be added to a queue,
@@ -122,7 +119,7 @@ extension OpStateMachine {
               let extras, extras.hasConditionsToEvaluate, !extras.hasAsynchronousConditions,
               extras.conditionDependencies.isEmpty else { return nil }
         gate = .evaluating
-        return (extras.conditions, extras.gateGeneration)
+        return (extras.conditions.array, extras.gateGeneration)
     }
 
     /// Keeps the task that evaluates the conditions, to cancel it with the operation. Returns
@@ -146,13 +143,21 @@ extension OpStateMachine {
         }
         extras.gateState?.conditionTask = nil
         if let failure {
-            if error == nil { extras.error = failure }
-            isCancelled = true
+            conditionsFailed(failure, extras: extras)
         } else if isExclusive {
             extras.exclusivitySequence = ExclusivityStateMachine.nextSequence()
         }
         gate = .open
         return scheduleIfReady()
+    }
+
+    /// A condition failed with `failure`: the operation is cancelled, with `failure` as its
+    /// error unless it already has one, or the condition only skips it
+    /// (``OpCondition/ignoringFailure(_:)``: cancelled with no error).
+    private mutating func conditionsFailed(_ failure: any Error, extras: Extras) {
+        let skips = (failure as? ConditionFailedError)?.skipsOperation ?? false
+        if error == nil && !skips { extras.error = failure }
+        isCancelled = true
     }
 
     // MARK: Exclusivity, in a queue
@@ -162,21 +167,35 @@ extension OpStateMachine {
     /// too (a lane lets one operation ask at a time; a counted category lets several hold).
     var laneCategory: String? {
         guard isExclusive, let extras, extras.exclusivityCategories.count == 1,
-              extras.gateState?.limits.isEmpty ?? true else { return nil }
+              extras.limits.isEmpty else { return nil }
         return extras.exclusivityCategories[0]
     }
 
     /// Called as the queue starts the operation (``startFromQueue(ticket:)``): an exclusive
     /// operation that is not cancelled takes its categories first. Returns what it asks for if so
     /// (the gate moves to ``Gate/waitingForExclusivity``).
-    mutating func takesCategoriesAtStart() -> CategoryRequest? {
-        guard isExclusive, !isCancelled, let extras else { return nil }
+    ///
+    /// An operation whose only gate is one limit (no interval, see ``OpLimit/bound``), not a
+    /// group, that has no request in the table, first tries to take its permit without the
+    /// table: an atomic compare-and-swap, which may run under the operation's lock (it calls
+    /// nothing). Taken, it asks for nothing (`takenWithoutLock`), and starts.
+    mutating func takesCategoriesAtStart() -> (request: CategoryRequest?, takenWithoutLock: Bool) {
+        guard isExclusive, !isCancelled, let extras else { return (nil, false) }
+        if extras.limits.count == 1, extras.exclusivityCategories.isEmpty, let bound = extras.limits[0].bound {
+            // (A group, the one kind that runs when cancelled, also asks for its children's
+            // exclusive categories: it asks the table.)
+            if !extras.mayBeInTable && !runsWhenCancelled && bound.takeWithoutLock() {
+                extras.heldPermit = bound
+                return (nil, true)
+            }
+            extras.mayBeInTable = true
+        }
         gate = .waitingForExclusivity
         extras.exclusivityAttempt &+= 1
-        return CategoryRequest(generation: extras.gateGeneration, sequence: extras.exclusivitySequence,
-                               attempt: extras.exclusivityAttempt,
-                               categories: extras.exclusivityCategories, limits: extras.gateState?.limits ?? [],
-                               queue: queue, group: group)
+        return (CategoryRequest(generation: extras.gateGeneration, sequence: extras.exclusivitySequence,
+                                attempt: extras.exclusivityAttempt,
+                                categories: extras.exclusivityCategories, limits: extras.limits,
+                                queue: queue, group: group), false)
     }
 
     /// Whether the exclusivity request the operation made with the gate's `generation` is stale:
@@ -190,13 +209,19 @@ extension OpStateMachine {
     /// and whether to give them back: at once if the operation was cancelled meanwhile (a
     /// cancelled group runs without them), and with a skipped start if the gate moved on (a
     /// dependency was added).
-    mutating func categoriesTaken(generation: UInt32) -> (start: StartAction, givesBack: Bool) {
+    ///
+    /// `held` is the category whose permit it holds without a record in the table: kept, to be
+    /// given back as it finishes, unless it is given back now.
+    mutating func categoriesTaken(generation: UInt32, held: LimitStateMachine.Category? = nil) -> (start: StartAction, givesBack: Bool) {
         guard lifecycle == .pending, gate == .waitingForExclusivity, let extras,
               extras.gateGeneration == generation else { return (.skip, true) }
         gate = .open
         // A cancellation meanwhile scheduled it again: this start is the one.
         isScheduled = false
-        return (begin(), isCancelled)
+        let givesBack = isCancelled
+        extras.mayBeInTable = false
+        if !givesBack { extras.heldPermit = held }
+        return (begin(), givesBack)
     }
 
     /// The operation's turn came: its categories are kept for it, and it goes to the front of its
@@ -249,8 +274,7 @@ extension OpStateMachine {
         let extras = ensureExtras()
         extras.gateState?.conditionTask = nil
         if let failure {
-            if error == nil { extras.error = failure }
-            isCancelled = true
+            conditionsFailed(failure, extras: extras)
         }
         guard isExclusive && !isCancelled else { return false }
         extras.exclusivitySequence = ExclusivityStateMachine.nextSequence()

@@ -134,7 +134,8 @@ extension OpStateMachine {
         guard lifecycle == .pending, isScheduled, entryTicket == ticket else { return .skip }
         isScheduled = false
         guard isReady else { return .skip }
-        if let request = takesCategoriesAtStart() { return .takeCategories(request) }
+        // (Its one permit taken without the table, it holds it now, and starts.)
+        if let request = takesCategoriesAtStart().request { return .takeCategories(request) }
         return begin()
     }
 
@@ -222,6 +223,14 @@ extension OpStateMachine {
                             releasedDependentSerials: releasedDependentSerials, queue: queue,
                             hasCompletionBlock: completionBlock != nil, releasesExclusivity: isExclusive,
                             notifiesObservers: hasObservers, hasExecuted: hasExecuted, isGroupChild: isGroupChild)
+    }
+
+    /// Hands over the category whose permit the operation holds without a record, clearing it
+    /// (asked by an exclusive operation that finishes: it gives the permit back without the table).
+    mutating func takeHeldPermit() -> LimitStateMachine.Category? {
+        guard let extras, let held = extras.heldPermit else { return nil }
+        extras.heldPermit = nil
+        return held
     }
 
     /// `finish()` called by an asynchronous operation's own code: finishes it if it is executing.

@@ -52,18 +52,18 @@ extension OpStateMachine {
     var isEnqueued: Bool { queue != nil }
 
     /// The operation's conditions.
-    var conditions: [OpCondition] { extras?.conditions ?? [] }
+    var conditions: [OpCondition] { extras.map { $0.conditions.array } ?? [] }
 
     /// The conditions, and whether one of them is `async`.
     var conditionsToEvaluate: (conditions: [OpCondition], isAsynchronous: Bool) {
         guard let extras else { return ([], false) }
-        return (extras.conditions, extras.hasAsynchronousConditions)
+        return (extras.conditions.array, extras.hasAsynchronousConditions)
     }
 
     /// The operation's exclusivity categories.
     var exclusivityCategories: [String] { extras?.exclusivityCategories ?? [] }
     /// The counted categories (limits and rate limits) the operation takes as it starts.
-    var limits: [OpLimit] { extras?.gateState?.limits ?? [] }
+    var limits: [OpLimit] { extras?.limits ?? [] }
 
 
     /// The progress, if it was asked for.

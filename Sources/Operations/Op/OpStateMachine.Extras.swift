@@ -19,8 +19,9 @@ extension OpStateMachine {
         /// The dependencies of a finished operation of which some are held weakly, replacing
         /// `dependencyList` (see ``OpStateMachine/weaken(_:)``).
         var settledDependencies: [SettledDependency]?
-        /// The conditions, in the order they were added.
-        var conditions: [OpCondition] = []
+        /// The conditions, in the order they were added (the first inline: most operations with
+        /// conditions have one, and it then costs no array).
+        var conditions = SmallList<OpCondition>()
         /// Whether a condition is `async` (the conditions are then evaluated in a task).
         var hasAsynchronousConditions = false
         /// Whether a condition checks something: one that only asks for exclusivity categories
@@ -43,8 +44,22 @@ extension OpStateMachine {
         /// The gate's state besides ``OpStateMachine/gate``, once the operation passes
         /// conditions (see `OpStateMachine+Gates.swift`).
         var gateState: OpStateMachine.GateState?
-        /// ``Op/timeout`` and the arming of its timer.
-        var timing = TimeoutState()
+        /// The counted categories (limits and rate limits) the conditions ask for, one per
+        /// category, sorted by name (see ``LimitStateMachine``).
+        var limits: [OpLimit] = []
+        /// The category whose permit the operation holds without a record in the table (see
+        /// ``LimitStateMachine/Category``), given back when it finishes.
+        var heldPermit: LimitStateMachine.Category?
+        /// Whether the operation may have a request in the table for its limit: it then asks the
+        /// table again rather than taking a permit without it (a request that was offered its
+        /// permit has it reserved). Set as it asks; cleared when it is granted.
+        var mayBeInTable = false
+        /// The box of ``timing``, allocated when it is first changed.
+        var timingBox: TimingBox?
+        /// Whether the operation's work is over (its body returned, or `finish()` was called):
+        /// no timer applies to it any more. Kept out of the box: it is set for every operation
+        /// with extras, and a timeout set afterwards must see it.
+        var isTimingWorkOver = false
         /// ``Op/progress``, once asked for.
         var progress: OpProgress?
         /// A ``BlockOp``'s blocks, once it has more than one.
@@ -61,7 +76,7 @@ extension OpStateMachine {
         @exclusivity(unchecked) var threadPriority = 0.5
         @exclusivity(unchecked) var registry: ObserverRegistry?
         @exclusivity(unchecked) var settledDependencies: [SettledDependency]?
-        @exclusivity(unchecked) var conditions: [OpCondition] = []
+        @exclusivity(unchecked) var conditions = SmallList<OpCondition>()
         @exclusivity(unchecked) var hasAsynchronousConditions = false
         @exclusivity(unchecked) var hasConditionsToEvaluate = false
         @exclusivity(unchecked) var pendingCancellationError: (any Error)?
@@ -70,10 +85,26 @@ extension OpStateMachine {
         @exclusivity(unchecked) var exclusivitySequence: UInt64 = 0
         @exclusivity(unchecked) var exclusivityAttempt: UInt32 = 0
         @exclusivity(unchecked) var gateState: OpStateMachine.GateState?
-        @exclusivity(unchecked) var timing = TimeoutState()
+        @exclusivity(unchecked) var limits: [OpLimit] = []
+        @exclusivity(unchecked) var heldPermit: LimitStateMachine.Category?
+        @exclusivity(unchecked) var mayBeInTable = false
+        @exclusivity(unchecked) var timingBox: TimingBox?
+        @exclusivity(unchecked) var isTimingWorkOver = false
         @exclusivity(unchecked) var progress: OpProgress?
         @exclusivity(unchecked) var blockList: BlockOp.BlockList?
         @exclusivity(unchecked) var ignoredFinishes: [UInt64] = []
         #endif
+
+        /// ``Op/timeout``, ``Op/totalTimeout``, ``Op/clock`` and the arming of their timers: in a
+        /// box of their own, allocated when first changed (they make up a third of the extras'
+        /// size, and most operations with extras, such as those with a condition, have none).
+        var timing: TimeoutState {
+            get { timingBox?.state ?? TimeoutState() }
+            _modify {
+                let box = timingBox ?? TimingBox()
+                timingBox = box
+                yield &box.state
+            }
+        }
     }
 }

@@ -21,10 +21,6 @@ extension OpStateMachine {
         var startingManually = false
         /// What closing the gate leaves for the storage to do once the lock is released.
         var closing: GateClosing?
-        /// The counted categories (limits and rate limits) the conditions ask for, one per
-        /// category, sorted by name (see ``LimitStateMachine``). Kept here rather than in the
-        /// extras: only an operation with conditions has them.
-        var limits: [OpLimit] = []
     }
 
     /// What closing an operation's gate again asks the storage to do after unlocking (see

@@ -52,9 +52,17 @@ extension OpQueue {
         if !withConditions.isEmpty {
             // The operations their conditions contributed as dependencies join first (even for a
             // cancelled one: they were promised a queue), then the conditions may pass at once.
-            addConditionDependencies(of: withConditions, addedWith: operations)
-            for operation in withConditions {
-                operation.passGatesEarly()
+            // One look at each: what its conditions contributed, and whether they pass at once.
+            var contributed: [Op] = []
+            var passingEarly: [(operation: Op, conditions: [OpCondition], generation: UInt32)] = []
+            for operation in withConditions where operation.conditionsNeedALook.load(ordering: .relaxed) {
+                let (dependencies, early) = operation.withState { ($0.takeConditionDependencies(), $0.startPassingGatesEarly()) }
+                if !dependencies.isEmpty { contributed += dependencies }
+                if let early { passingEarly.append((operation, early.conditions, early.generation)) }
+            }
+            addConditionDependencies(contributed, addedWith: operations)
+            for early in passingEarly {
+                early.operation.conditionsPassedEarly(early.conditions, generation: early.generation)
             }
         }
         var drainerRequested = false
@@ -154,8 +162,7 @@ extension OpQueue {
     /// queue (to the group whose children it runs, if it is a group's queue: the group is running,
     /// and cannot finish before `gated`, which are not added yet), unless they are in `batch`,
     /// started, in a queue or children of a group already (a group's child runs in its group).
-    private final func addConditionDependencies<Operations: Collection<Op>>(of gated: [Op], addedWith batch: Operations) {
-        let contributed = gated.flatMap { operation in operation.withState { $0.takeConditionDependencies() } }
+    private final func addConditionDependencies<Operations: Collection<Op>>(_ contributed: [Op], addedWith batch: Operations) {
         guard !contributed.isEmpty else { return }
         let inBatch = Set(batch.lazy.map(ObjectIdentifier.init))
         var seen: Set<ObjectIdentifier> = []

@@ -15,7 +15,7 @@ extension ProducesOutput {
         _ transform: @escaping @Sendable (Output) throws -> Transformed
     ) -> ResultOp<Transformed> {
         let mapped = ResultOp { [self] in
-            try transform(try finishedProducerOutput().get())
+            try transform(try outputOfFinishedProducer(madeBy: "map(_:)").get())
         }
         mapped.addDependency(self)
         return mapped
@@ -28,16 +28,16 @@ extension ProducesOutput {
         _ transform: @escaping @Sendable (Output) async throws -> Transformed
     ) -> AsyncBlockOp<Transformed> {
         let mapped = AsyncBlockOp { [self] in
-            try await transform(try finishedProducerOutput().get())
+            try await transform(try outputOfFinishedProducer(madeBy: "map(_:)").get())
         }
         mapped.addDependency(self)
         return mapped
     }
 
-    /// The output of this operation, which a mapped operation depends on.
-    private func finishedProducerOutput() -> Result<Output, any Error> {
+    /// The output of this operation, which an operation made from it (by `function`) depends on.
+    func outputOfFinishedProducer(madeBy function: String) -> Result<Output, any Error> {
         guard let output else {
-            misuse("An operation made by map(_:) ran before \(self), which it transforms, had finished: it is no longer a dependency. Keep the producer a dependency of the mapped operation.")
+            misuse("An operation made by \(function) ran before \(self), whose output it uses, had finished: it is no longer a dependency. Keep the producer a dependency of the operation made from it.")
         }
         return output
     }

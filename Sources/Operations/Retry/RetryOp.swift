@@ -98,6 +98,40 @@ public class RetryOp: GroupOp, @unchecked Sendable {
         }
     }
 
+    /// Creates an operation that waits for `input`'s value and passes it to every attempt: the
+    /// input of a retried step, injected once, reaches each try.
+    ///
+    /// ```swift
+    /// let signIn = AsyncBlockOp { try await session.token() }
+    /// let upload = RetryOp(maxAttempts: 3, input: signIn) { attempt, token in
+    ///     AsyncOp { try await client.upload(file, token: token) }
+    /// }
+    /// queue.addOperations([signIn, upload], waitUntilFinished: false)
+    /// ```
+    ///
+    /// `input` becomes a dependency (see ``Op/inject(from:_:)``): if it fails or is cancelled,
+    /// the `RetryOp` is cancelled with an ``InjectionError`` and makes no attempt.
+    ///
+    /// - Parameters:
+    ///   - maxAttempts: The most attempts made (at least 1).
+    ///   - backoff: How long to wait between attempts (``Backoff/none`` by default).
+    ///   - shouldRetry: Asked after attempt `attempt` failed with `error`, whether to make another.
+    ///   - input: The operation whose value every attempt gets.
+    ///   - makeAttempt: Makes the operation of attempt `attempt` (numbered from 1) from the input.
+    public convenience init<Input: ProducesOutput>(
+        maxAttempts: Int,
+        backoff: Backoff = .none,
+        shouldRetry: @escaping @Sendable (_ error: any Error, _ attempt: Int) -> Bool = { _, _ in true },
+        input: Input,
+        makeAttempt: @escaping @Sendable (_ attempt: Int, _ input: Input.Output) -> Op
+    ) {
+        let received = InputBox<Input.Output>()
+        self.init(maxAttempts: maxAttempts, backoff: backoff, shouldRetry: shouldRetry) { attempt in
+            makeAttempt(attempt, received.value(for: "RetryOp"))
+        }
+        inject(from: input) { _, value in received.store(value) }
+    }
+
     /// The most recent attempts, in the order they were made: all of them while there are at most
     /// ``attemptHistoryLimit``, then the last ``attemptHistoryLimit`` (``attemptCount`` counts
     /// them all). The ``succeededAttempt`` is the last.

@@ -64,6 +64,23 @@ public final class TypedRetryOp<Output: Sendable>: RetryOp, ProducesOutput, @unc
         super.init(maxAttempts: maxAttempts, backoff: backoff, shouldRetry: shouldRetry, makeAttempt: makeAttempt)
     }
 
+    /// Creates an operation that waits for `input`'s value, passes it to every attempt, and
+    /// produces the value of the attempt that succeeds (see
+    /// ``RetryOp/init(maxAttempts:backoff:shouldRetry:input:makeAttempt:)``).
+    public convenience init<Input: ProducesOutput, Attempt: ProducesOutput>(
+        maxAttempts: Int,
+        backoff: Backoff = .none,
+        shouldRetry: @escaping @Sendable (_ error: any Error, _ attempt: Int) -> Bool = { _, _ in true },
+        input: Input,
+        makeAttempt: @escaping @Sendable (_ attempt: Int, _ input: Input.Output) -> Attempt
+    ) where Attempt.Output == Output {
+        let received = InputBox<Input.Output>()
+        self.init(maxAttempts: maxAttempts, backoff: backoff, shouldRetry: shouldRetry) { attempt in
+            makeAttempt(attempt, received.value(for: "TypedRetryOp"))
+        }
+        inject(from: input) { _, value in received.store(value) }
+    }
+
     /// The value of the attempt that succeeded, or the error; `nil` until the operation finishes.
     ///
     /// When no attempt succeeded, the failure is the `TypedRetryOp`'s ``Op/error``: the last

@@ -19,8 +19,12 @@
 ///
 /// A cancelled delay finishes at once (its dependents then start, as after any cancelled
 /// dependency), with no ``Op/error``.
+///
+/// The wait can come from another operation: ``init(for:)-(Producer)`` waits for as long as a
+/// producer says (a backoff computed from a server's answer, say), and ``duration`` and
+/// ``deadline`` can be set until the delay starts, from ``Op/inject(from:_:)`` too.
 public final class DelayOp: AsyncOp, @unchecked Sendable {
-    // @unchecked Sendable: `wait` is immutable and `timer` is a locked box.
+    // @unchecked Sendable: `wait` and `timer` are locked boxes.
 
     private enum Wait {
         case duration(Duration)
@@ -33,36 +37,86 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
         case over
     }
 
-    private let wait: Wait
+    /// The wait, and whether it is fixed: ``execute()`` read it, and it can no longer change.
+    private let wait: LockedBox<(wait: Wait, isFixed: Bool)>
     private let timer = LockedBox(TimerState.idle)
 
     /// Creates an operation that finishes `duration` after it starts executing.
     public init(for duration: Duration) {
-        wait = .duration(duration)
+        wait = LockedBox((.duration(duration), false))
         super.init()
     }
 
     /// Creates an operation that finishes at `deadline` (at once if that has passed when it
     /// starts).
     public init(until deadline: ContinuousClock.Instant) {
-        wait = .instant(deadline)
+        wait = LockedBox((.instant(deadline), false))
         super.init()
     }
 
+    /// Creates an operation that waits, once `producer` has finished, for the duration it
+    /// produced, counted from the delay's start. `producer` becomes a dependency; if it fails or
+    /// is cancelled, the delay is cancelled with an ``InjectionError`` and does not wait.
+    ///
+    /// ```swift
+    /// let ask = AsyncBlockOp { try await server.retryAfter() }     // a Duration
+    /// let pause = DelayOp(for: ask)
+    /// let again = BlockOp { upload(file) }
+    /// again.addDependency(pause)
+    /// queue.addOperations([ask, pause, again], waitUntilFinished: false)
+    /// ```
+    public convenience init<Producer: ProducesOutput>(for producer: Producer) where Producer.Output == Duration {
+        self.init(for: .zero)
+        inject(from: producer) { delay, duration in delay.duration = duration }
+    }
+
     /// How long the delay waits after it starts, or `nil` for one that waits until an instant.
+    ///
+    /// Setting it (until the delay starts: from ``Op/inject(from:_:)``, say) makes the delay wait
+    /// that long from its start. Setting it once the delay started, or to `nil`, is a programmer
+    /// error and traps.
     public var duration: Duration? {
-        if case .duration(let duration) = wait { return duration }
-        return nil
+        get {
+            if case .duration(let duration) = wait.withLockedValue({ $0.wait }) { return duration }
+            return nil
+        }
+        set { setWait(newValue.map(Wait.duration), named: "duration", otherwise: "deadline") }
     }
 
     /// The instant the delay waits for, or `nil` for one that waits for a duration from its start.
+    ///
+    /// Setting it (until the delay starts) makes the delay wait for that instant of the continuous
+    /// clock. Setting it once the delay started, or to `nil`, is a programmer error and traps.
     public var deadline: ContinuousClock.Instant? {
-        if case .instant(let deadline) = wait { return deadline }
-        return nil
+        get {
+            if case .instant(let deadline) = wait.withLockedValue({ $0.wait }) { return deadline }
+            return nil
+        }
+        set { setWait(newValue.map(Wait.instant), named: "deadline", otherwise: "duration") }
+    }
+
+    /// Replaces the wait, set through `property` (`other` is the property to set instead of
+    /// clearing it), unless the delay started: a programmer error, which traps, as clearing is.
+    private func setWait(_ newWait: Wait?, named property: String, otherwise other: String) {
+        guard let newWait else {
+            misuse("The \(property) of \(self) was set to nil. Set a value, or set \(other) instead.")
+        }
+        let isPending = !isExecuting && !isFinished && wait.withLockedValue { state in
+            guard !state.isFixed else { return false }
+            state.wait = newWait
+            return true
+        }
+        if !isPending {
+            misuse("The \(property) of \(self) was set after it started. Set it before the delay starts (from inject(from:_:) at the latest).")
+        }
     }
 
     /// Starts the wait: a timer, with no thread held.
     public override func execute() {
+        let wait = self.wait.withLockedValue { state in
+            state.isFixed = true
+            return state.wait
+        }
         if case .duration(let duration) = wait, let clock = timingClock {
             // On another clock than the continuous one: a sleep on that clock, in a task.
             guard duration > .zero else {
@@ -155,7 +209,7 @@ public final class DelayOp: AsyncOp, @unchecked Sendable {
     /// "DelayOp for 2.0 seconds" or "DelayOp until …", with the name if there is one.
     public override var description: String {
         if name != nil { return super.description }
-        switch wait {
+        switch wait.withLockedValue({ $0.wait }) {
         case .duration(let duration): return "DelayOp for \(duration)"
         case .instant(let instant): return "DelayOp until \(instant)"
         }

@@ -30,7 +30,7 @@ extension OpStateMachine {
             extras.timing.tracker = tracker
             attach = tracker
         }
-        guard lifecycle == .executing, !extras.timing.isWorkOver, let tracker = extras.timing.tracker else {
+        guard lifecycle == .executing, !extras.isTimingWorkOver, let tracker = extras.timing.tracker else {
             return (attach, nil)
         }
         extras.timing.generation &+= 1
@@ -46,7 +46,7 @@ extension OpStateMachine {
     /// attached (it may have been added just after the start).
     mutating func armTimeoutAtStart() -> TimeoutArming? {
         guard let extras, let duration = extras.timing.duration, let tracker = extras.timing.tracker,
-              lifecycle == .executing, !extras.timing.isWorkOver, extras.timing.generation == 0 else { return nil }
+              lifecycle == .executing, !extras.isTimingWorkOver, extras.timing.generation == 0 else { return nil }
         extras.timing.generation &+= 1
         return .arm(tracker, duration: duration, generation: extras.timing.generation, clock: extras.timing.clock,
                     qualityOfService: qualityOfService)
@@ -56,7 +56,7 @@ extension OpStateMachine {
     /// timer touches it.
     @inline(__always)
     mutating func endTimeout() {
-        extras?.timing.isWorkOver = true
+        extras?.isTimingWorkOver = true
     }
 
     /// The timer armed as `generation` fired. If it is the one armed last and the operation's
@@ -65,7 +65,7 @@ extension OpStateMachine {
     /// over, that is cancelled or finished already, or whose timeout was changed or cleared since,
     /// is not touched.
     mutating func timeoutPassed(generation: UInt64, error: OpTimeoutError) -> Bool {
-        guard let extras, extras.timing.generation == generation, !extras.timing.isWorkOver,
+        guard let extras, extras.timing.generation == generation, !extras.isTimingWorkOver,
               lifecycle == .executing, !isCancelled else { return false }
         _ = recordCancellationError(error)
         return true
@@ -132,7 +132,7 @@ extension OpStateMachine {
     /// came): its total timeout, if it has one, is armed from now, once.
     mutating func armTotalTimeout() -> TotalTimeoutArming? {
         guard let extras, let duration = extras.timing.totalDuration, let tracker = extras.timing.tracker,
-              !extras.timing.isTotalArmed, !extras.timing.isWorkOver else { return nil }
+              !extras.timing.isTotalArmed, !extras.isTimingWorkOver else { return nil }
         switch lifecycle {
         case .pending:
             guard !membership.isFree else { return nil }   // armed as it enters a queue
@@ -151,7 +151,7 @@ extension OpStateMachine {
     /// with the cancellation that the storage performs next (returns `true`). One whose work is
     /// over, or that is cancelled or finished already, is not touched.
     mutating func totalTimeoutPassed(_ makeError: (OpTimeoutError.Phase) -> OpTimeoutError) -> Bool {
-        guard let extras, !extras.timing.isWorkOver, !isCancelled else { return false }
+        guard let extras, !extras.isTimingWorkOver, !isCancelled else { return false }
         let phase: OpTimeoutError.Phase
         switch lifecycle {
         case .pending: phase = .waiting

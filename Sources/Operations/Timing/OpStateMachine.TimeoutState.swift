@@ -11,9 +11,6 @@ extension OpStateMachine {
         /// Counts the armings and disarmings of the timer: a timer that fires acts only if it is
         /// the one armed last (see ``OpStateMachine/timeoutPassed(generation:error:)``).
         var generation: UInt64 = 0
-        /// Whether the operation's work is over (its body returned, or `finish()` was called):
-        /// no timer applies to it any more.
-        var isWorkOver = false
         /// ``Op/totalTimeout``; `nil` for none.
         var totalDuration: Duration?
         /// Whether the total timeout's timer was armed (it is armed once: as the operation enters

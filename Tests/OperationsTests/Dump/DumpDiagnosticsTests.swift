@@ -4,7 +4,7 @@ import Dispatch
 
 /// The reports of a stalled queue's dependency cycle and the traps of waits that could never
 /// return end with the lines of the dump that show what holds each operation involved.
-@Suite struct DumpDiagnosticsTests {
+@Suite(.offTheCooperativePool) struct DumpDiagnosticsTests {
     /// A prefix that makes this test's operation names (and so its diagnostics) its own.
     let token = uniqueToken("dumpdiag")
     let recorder = DiagnosticsRecorder.shared

@@ -111,6 +111,35 @@ import Dispatch
         #expect(Exclusivity.permitsInUse(of: category) == 0)
     }
 
+    @Test func anOperationWhoseOnlyConditionIsALimitHoldsItsPermitWithoutTheTable() async {
+        let category = uniqueToken("lock-free")
+        let limit = OpCondition.limited(category, permits: 2)
+        let queues = [OpQueue(), OpQueue()]
+        let alone = LimitHolder(limit)
+        #expect(await alone.run(on: queues[0]))
+        #expect(Exclusivity.permitsInUse(of: category) == 1)
+        #expect(!Exclusivity.hasCountedRequest(alone.op), "taken without the table: no record")
+        // With an exclusive category too, it goes through the table, and counts in the same word.
+        let both = LimitHolder(.all([limit, .mutuallyExclusive(uniqueToken("lock-free-x"))]))
+        #expect(await both.run(on: queues[1]))
+        #expect(Exclusivity.permitsInUse(of: category) == 2)
+        #expect(Exclusivity.hasCountedRequest(both.op))
+        // Full: the next one waits in the table, and takes the permit the lock-free holder gives
+        // back (it leaves no record once granted).
+        let next = LimitHolder(limit)
+        queues[0].addOperation(next.op)
+        #expect(await eventuallyAsync { Exclusivity.waitingForPermit(in: category).map(ObjectIdentifier.init) == [ObjectIdentifier(next.op)] })
+        alone.release.open()
+        #expect(await next.started.waitOffThread())
+        #expect(!Exclusivity.hasCountedRequest(next.op), "granted at its turn, it holds its permit as the others do")
+        #expect(Exclusivity.permitsInUse(of: category) == 2)
+        both.release.open()
+        next.release.open()
+        #expect(await drain(queues))
+        #expect(Exclusivity.permitsInUse(of: category) == 0)
+        #expect(!Exclusivity.keepsCountedCategory(category))
+    }
+
     @Test func anOperationWithAnExclusiveAndACountedCategoryHoldsBoth() async {
         let exclusiveCategory = uniqueToken("both-x")
         let countedCategory = uniqueToken("both-n")

@@ -36,7 +36,7 @@ struct ModelKnownDefects: Codable, Hashable, Sendable {
     var waitInIsFinishedObserver = false
     /// Not in issue 22: `addOperations` of a batch on a width-1 queue starts the operations that
     /// have conditions after the others of the batch, not in the batch's order: the early
-    /// evaluation of their conditions (`passGatesEarly`) never happens, because `addCondition`
+    /// evaluation of their conditions (`conditionsPassedEarly`) never happens, because `addCondition`
     /// changes the machine under `withState`, which does not publish the `gated` flag that
     /// `enqueue` reads. Skips batches holding an operation with conditions.
     var gatedOperationInBatch = false

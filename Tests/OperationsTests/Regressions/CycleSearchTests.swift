@@ -5,7 +5,7 @@ import Testing
 /// and that it still finds every cycle it should (issue 22, defect 6: a chain built backwards, the
 /// last operation first, searched up to 2,000 operations per edge). Its cost is counted in
 /// operations reached, not timed.
-@Suite struct CycleSearchTests {
+@Suite(.offTheCooperativePool) struct CycleSearchTests {
     /// Installed before any cycle is closed.
     let recorder = DiagnosticsRecorder.shared
 

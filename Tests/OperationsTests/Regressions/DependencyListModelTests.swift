@@ -9,7 +9,7 @@ import Testing
 ///
 /// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
 /// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
-@Suite struct DependencyListModelTests {
+@Suite(.offTheCooperativePool) struct DependencyListModelTests {
     static let targetLengths = [3, DependencyList.indexThreshold - 1, DependencyList.indexThreshold,
                                 DependencyList.indexThreshold + 1, 2 * DependencyList.indexThreshold + 3, 100]
 

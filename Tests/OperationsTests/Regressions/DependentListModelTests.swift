@@ -8,7 +8,7 @@ import Testing
 ///
 /// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
 /// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
-@Suite struct DependentListModelTests {
+@Suite(.offTheCooperativePool) struct DependentListModelTests {
     /// The longest lengths a sequence grows towards before it shrinks again: below, at and above
     /// the threshold, and far above it (so that removals compact the list, and it goes back below
     /// the threshold).

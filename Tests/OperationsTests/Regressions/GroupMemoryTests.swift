@@ -10,7 +10,7 @@ private struct Failure: Error {
 /// its recent attempts: memory is bounded at any age (issue 22, defect 21: every child, attempt
 /// and error was held until the group finished, so a long-lived group grew without bound).
 /// The checks count the structures' sizes, not the process's memory.
-@Suite struct GroupMemoryTests {
+@Suite(.offTheCooperativePool) struct GroupMemoryTests {
     /// The most children a group holds at once when `running` of them are running or waiting:
     /// besides those, each worker thread may be between a child's finish and its release (on a
     /// loaded machine, a thread that wakes another to run the next child is often preempted

@@ -6,7 +6,7 @@ import Testing
 /// is already in, as a request asking again after its withdrawal does), removals of the first
 /// element and sweeps, must serve the elements oldest first, and `removeFirst` must remove the
 /// very element `first` named (on ties too). A failure names its seed and the last calls.
-@Suite struct SequenceLineModelTests {
+@Suite(.offTheCooperativePool) struct SequenceLineModelTests {
     private final class Element: SequenceOrdered {
         let sequenceNumber: UInt64
         var isSwept = false

@@ -208,10 +208,15 @@ final class QueueDescribingOp: Op, @unchecked Sendable {
     }
 }
 
-/// Whether `op` waits for its exclusivity categories: its request waits in the table, or it is
-/// parked in its queue's lane behind an operation of its queue that asks for or holds its
+/// Whether `op` waits for its exclusivity categories or permits: its request waits in the table,
+/// or it is parked in its queue's lane behind an operation of its queue that asks for or holds its
 /// category (see `OpQueueStateMachine.Lane`).
+///
+/// The request itself, not the operation's gate: the gate says "waiting" as its queue starts it,
+/// a moment before the request reaches the table, and a test that moves on at the gate can see
+/// a later operation ask first.
 func waitsForItsCategory(_ op: Op) -> Bool {
-    if op.withState({ $0.gate }) == .waitingForExclusivity { return true }
+    if Exclusivity.blockers(of: op) != nil { return true }
+    if op.withState({ $0.gate }) == .waitingForExclusivity && Exclusivity.hasCountedRequest(op) { return true }
     return op.withState { $0.queue }?.isParkedInLane(op) ?? false
 }
