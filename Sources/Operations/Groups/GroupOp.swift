@@ -103,6 +103,7 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         var waitingForStart: [Op] = []
         var phase = Phase.waitingForStart
         var cancelsChildrenOnFailure = false
+        var childErrorPolicy = ChildErrorPolicy.record
         /// The errors of the first children that failed, in the order they failed (at most
         /// ``GroupError/errorLimit``).
         var errors: [any Error] = []
@@ -186,6 +187,13 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     /// Adds children; see ``addChild(_:)``.
     public final func addChildren(_ operations: [Op]) {
         guard !operations.isEmpty else { return }
+        // The group's observers hear of each child before it joins (they may still change it)
+        // and after; one load tells whether it has any.
+        let observers = flags.load(ordering: .relaxed) & Flags.observed != 0 ? withState({ $0.observers }) : nil
+        if let observers {
+            for operation in operations { observers.post(.willAdd(operation), from: self) }
+        }
+        let added = operations
         let ancestors = self.ancestors
         for operation in operations {
             if operation === self || ancestors.contains(where: { $0 === operation }) {
@@ -225,6 +233,9 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         }
         if outcome.startsNow {
             run(operations)
+        }
+        if let observers {
+            for operation in added { observers.post(.didAdd(operation), from: self) }
         }
     }
 
@@ -280,9 +291,21 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
         }
     }
 
-    /// A child finished with `error`, before its dependents are told: the error is listed and,
-    /// with ``cancelsChildrenOnFailure``, the other children are cancelled at the first failure.
-    final func childFailed(_ child: Op, error: any Error) {
+    /// A child finished with `error`, before its dependents are told: unless the
+    /// ``childErrorPolicy`` says otherwise, the error is listed and, with
+    /// ``cancelsChildrenOnFailure``, the other children are cancelled at the first failure.
+    final func childFailed(_ child: Op, error childError: any Error) {
+        let error: any Error
+        switch state.withLockedValue({ $0.childErrorPolicy }) {
+        case .record:
+            error = childError
+        case .ignore:
+            return
+        case .transform(let transform):
+            // User code, with no lock held.
+            guard let transformed = transform(child, childError) else { return }
+            error = transformed
+        }
         let cancelOthers: [Child] = state.withLockedValue { state in
             let isFirst = state.errors.isEmpty && state.droppedErrorCount == 0
             if state.errors.count < GroupError.errorLimit {
@@ -371,6 +394,23 @@ open class GroupOp: AsyncOp, @unchecked Sendable {
     public final var isSuspended: Bool {
         get { childQueue.isSuspended }
         set { childQueue.isSuspended = newValue }
+    }
+
+    /// What the group does with the errors of children that fail (``ChildErrorPolicy/record`` by
+    /// default: the group fails with a ``GroupError`` listing them).
+    ///
+    /// ```swift
+    /// let refresh = GroupOp(operations: feeds.map(FetchFeed.init))
+    /// refresh.childErrorPolicy = .transform { _, error in
+    ///     error is NotModified ? nil : error      // an unchanged feed is not a failure
+    /// }
+    /// ```
+    ///
+    /// Set it before the children can fail (before the group starts); it applies to the errors
+    /// of children that finish afterwards.
+    public final var childErrorPolicy: ChildErrorPolicy {
+        get { state.withLockedValue { $0.childErrorPolicy } }
+        set { state.withLockedValue { $0.childErrorPolicy = newValue } }
     }
 
     /// Whether the first child that fails cancels the other children (`false` by default).

@@ -69,7 +69,7 @@ extension ObserverRegistry {
         switch event {
         case .willFinish, .didFinish:
             deliverHolding(operation, from: first)
-        case .change, .initial, .didAttach, .willExecute, .didExecute, .didCancel, .didProduce:
+        case .change, .initial, .didAttach, .willExecute, .didExecute, .didCancel, .didProduce, .willAdd, .didAdd:
             deliver(to: operation)
         }
     }
@@ -270,7 +270,7 @@ extension ObserverRegistry {
             return [.entry(entry)]
         case .didAttach(let observer):
             return [.observer(observer)]
-        case .willExecute, .didExecute, .didCancel, .willFinish, .didFinish, .didProduce:
+        case .willExecute, .didExecute, .didCancel, .willFinish, .didFinish, .didProduce, .willAdd, .didAdd:
             var recipients: [Pending.Recipient] = []
             for registered in observers where registered.since <= pending.sequence {
                 recipients.append(.observer(registered.observer))
@@ -357,7 +357,7 @@ extension ObserverRegistry {
                 if entry.isActive.load(ordering: .acquiring) {
                     entry.initial?(subject)
                 }
-            case .didAttach, .willExecute, .didExecute, .didCancel, .willFinish, .didFinish, .didProduce:
+            case .didAttach, .willExecute, .didExecute, .didCancel, .willFinish, .didFinish, .didProduce, .willAdd, .didAdd:
                 preconditionFailure("Internal inconsistency: an OpObserver event \(event) reached a property observation")
             }
         case .observer(let observer):
@@ -370,6 +370,8 @@ extension ObserverRegistry {
             case .willFinish(let error): observer.willFinish(operation, error: error)
             case .didFinish(let error): observer.didFinish(operation, error: error)
             case .didProduce(let produced): observer.didProduce(operation, operation: produced)
+            case .willAdd(let added): observer.willAdd(operation, operation: added)
+            case .didAdd(let added): observer.didAdd(operation, operation: added)
             case .change, .initial:
                 preconditionFailure("Internal inconsistency: a property change reached an OpObserver")
             }

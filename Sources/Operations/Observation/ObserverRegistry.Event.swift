@@ -20,14 +20,18 @@ extension ObserverRegistry {
         case didFinish(error: (any Error)?)
         /// ``OpObserver/didProduce(_:operation:)``.
         case didProduce(Op)
+        /// ``OpObserver/willAdd(_:operation:)``: delivered before the operation is added.
+        case willAdd(Op)
+        /// ``OpObserver/didAdd(_:operation:)``.
+        case didAdd(Op)
 
         /// Whether the operation cannot move on until the event was delivered, when it comes
         /// before its body runs or before it reads as finished: `willExecute` and `willFinish`
         /// (except a `willFinish` that comes once the operation reads as finished already).
         var holdsOperation: Bool {
             switch self {
-            case .willExecute, .willFinish: true
-            case .change, .initial, .didAttach, .didExecute, .didCancel, .didFinish, .didProduce: false
+            case .willExecute, .willFinish, .willAdd: true
+            case .change, .initial, .didAttach, .didExecute, .didCancel, .didFinish, .didProduce, .didAdd: false
             }
         }
     }

@@ -201,7 +201,7 @@ final class ObserverRegistry: @unchecked Sendable {
             finishAnnounced = true
         case .didExecute:
             executeAnnounced = true
-        case .change, .initial, .didAttach, .willExecute, .didCancel, .didProduce:
+        case .change, .initial, .didAttach, .willExecute, .didCancel, .didProduce, .willAdd, .didAdd:
             break
         }
         events.append(pending)

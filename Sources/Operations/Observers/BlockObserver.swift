@@ -14,6 +14,8 @@ public struct BlockObserver: OpObserver {
     private let finishing: (@Sendable (Op, (any Error)?) -> Void)?
     private let finished: (@Sendable (Op, (any Error)?) -> Void)?
     private let produce: (@Sendable (Op, Op) -> Void)?
+    private let adding: (@Sendable (Op, Op) -> Void)?
+    private let added: (@Sendable (Op, Op) -> Void)?
 
     /// Creates an observer that calls the given closures; each takes the same arguments as the
     /// ``OpObserver`` method of the same name.
@@ -24,7 +26,9 @@ public struct BlockObserver: OpObserver {
         didCancel: (@Sendable (Op, (any Error)?) -> Void)? = nil,
         willFinish: (@Sendable (Op, (any Error)?) -> Void)? = nil,
         didFinish: (@Sendable (Op, (any Error)?) -> Void)? = nil,
-        didProduce: (@Sendable (Op, Op) -> Void)? = nil
+        didProduce: (@Sendable (Op, Op) -> Void)? = nil,
+        willAdd: (@Sendable (Op, Op) -> Void)? = nil,
+        didAdd: (@Sendable (Op, Op) -> Void)? = nil
     ) {
         attach = didAttach
         execute = willExecute
@@ -33,6 +37,8 @@ public struct BlockObserver: OpObserver {
         finishing = willFinish
         finished = didFinish
         produce = didProduce
+        adding = willAdd
+        added = didAdd
     }
 
     /// Calls the `didAttach` closure.
@@ -49,4 +55,8 @@ public struct BlockObserver: OpObserver {
     public func didFinish(_ operation: Op, error: (any Error)?) { finished?(operation, error) }
     /// Calls the `didProduce` closure.
     public func didProduce(_ operation: Op, operation produced: Op) { produce?(operation, produced) }
+    /// Calls the `willAdd` closure.
+    public func willAdd(_ operation: Op, operation added: Op) { adding?(operation, added) }
+    /// Calls the `didAdd` closure.
+    public func didAdd(_ operation: Op, operation added: Op) { self.added?(operation, added) }
 }

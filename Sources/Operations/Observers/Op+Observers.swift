@@ -55,14 +55,19 @@ extension Op {
         guard isExecuting else {
             misuse("produce(_:) was called on \(self), which is not executing. An operation produces others from its body, while it runs; add \(operation) to a queue instead.")
         }
+        guard group != nil || queue != nil else {
+            misuse("produce(_:) was called on \(self), which is in no queue (it was started by hand), so \(operation) has nowhere to go. Add \(operation) to a queue yourself.")
+        }
+        let observers = withState { $0.observers }
+        // Before the add, and returned from: an observer may still change the operation.
+        observers?.post(.willAdd(operation), from: self)
         if let group {
             group.addChild(operation)
         } else if let queue {
             queue.addOperation(operation)
-        } else {
-            misuse("produce(_:) was called on \(self), which is in no queue (it was started by hand), so \(operation) has nowhere to go. Add \(operation) to a queue yourself.")
         }
-        withState { $0.observers }?.post(.didProduce(operation), from: self)
+        observers?.post(.didAdd(operation), from: self)
+        observers?.post(.didProduce(operation), from: self)
     }
 
     // MARK: Telling the observers

@@ -63,6 +63,14 @@ public protocol OpObserver: Sendable {
     func didFinish(_ operation: Op, error: (any Error)?)
     /// The operation produced `produced` (``Op/produce(_:)``), which is now in its queue.
     func didProduce(_ operation: Op, operation produced: Op)
+    /// The operation is about to add `added`: one it produces (``Op/produce(_:)``), or, for a
+    /// ``GroupOp``, a child (``GroupOp/addChild(_:)``, ``GroupOp/addChildren(_:)``). `added` is in
+    /// no queue yet: the callback may add dependencies, conditions or observers to it. The
+    /// operation that adds waits until the callback returns (ProcedureKit's `will(add:)`).
+    func willAdd(_ operation: Op, operation added: Op)
+    /// The operation added `added` (see ``willAdd(_:operation:)``), which is now in its queue or
+    /// its group. For a produced operation it comes before ``didProduce(_:operation:)``.
+    func didAdd(_ operation: Op, operation added: Op)
 }
 
 extension OpObserver {
@@ -80,4 +88,8 @@ extension OpObserver {
     public func didFinish(_ operation: Op, error: (any Error)?) {}
     /// Does nothing.
     public func didProduce(_ operation: Op, operation produced: Op) {}
+    /// Does nothing.
+    public func willAdd(_ operation: Op, operation added: Op) {}
+    /// Does nothing.
+    public func didAdd(_ operation: Op, operation added: Op) {}
 }

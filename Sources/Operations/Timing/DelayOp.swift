@@ -10,7 +10,7 @@
 /// queue.addOperations([pause, retry], waitUntilFinished: false)
 /// ```
 ///
-/// ``init(for:)`` counts from the moment the operation starts executing (like any operation, it
+/// ``init(for:)-(Duration)`` counts from the moment the operation starts executing (like any operation, it
 /// starts once its dependencies have finished and its queue has a slot for it), on its
 /// ``Op/clock``: a test clock advanced by hand ends it with no real waiting;
 /// ``init(until:)`` waits for an instant of the continuous clock, and finishes at once if that

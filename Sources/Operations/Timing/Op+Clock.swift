@@ -2,7 +2,7 @@
 
 extension Op {
     /// The clock that measures the operation's ``timeout`` and ``totalTimeout``, the wait of a
-    /// ``DelayOp`` made with ``DelayOp/init(for:)``, and the waits between the attempts of a
+    /// ``DelayOp`` made with ``DelayOp/init(for:)-(Duration)``, and the waits between the attempts of a
     /// ``RetryOp`` (and ``TypedRetryOp``). The continuous clock by default.
     ///
     /// A clock that a test advances by hand drives all of them with no real waiting:
