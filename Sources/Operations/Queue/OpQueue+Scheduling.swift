@@ -35,6 +35,8 @@ extension OpQueue {
         if isClosedFlag.load(ordering: .relaxed) {
             return enqueueClosed(operations, reserved: reserved)
         }
+        // The queue's observers hear of each operation before it joins (they may change it).
+        let observers = hasQueueObservers.load(ordering: .relaxed) ? announceAdding(operations) : []
         if Instruments.isActive {
             // Before any of them can start.
             Instruments.enqueued(operations, in: self)
@@ -126,6 +128,11 @@ extension OpQueue {
         }
         if CycleWatch.count.load(ordering: .relaxed) > 0 {
             CycleWatch.noteEnqueued(operations)
+        }
+        if !observers.isEmpty {
+            for operation in operations {
+                for observer in observers { observer.didAdd(self, operation: operation) }
+            }
         }
         return true
     }

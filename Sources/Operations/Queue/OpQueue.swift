@@ -76,6 +76,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// which look at it before an operation's conditions. Relaxed: set once, under the lock, which
     /// the adds take next and which then tells them for sure.
     final let isClosedFlag = Atomic<Bool>(false)
+    /// The ``OpQueueObserver``s (see ``addObserver(_:)``), and whether there are any, readable
+    /// without a lock by the adds.
+    final let queueObservers = LockedBox<[any OpQueueObserver]>([])
+    final let hasQueueObservers = Atomic<Bool>(false)
     /// The queue's observers (created with the queue: a queue is long-lived, and reading a `let`
     /// needs no lock on the hot path).
     final let registry = ObserverRegistry()

@@ -52,11 +52,49 @@ extension Op {
         }
     }
 
+    /// The deadline form of ``timeout``: the operation may run until `deadline`, an instant of its
+    /// ``clock``; when that passes while its work is still going, it is cancelled with an
+    /// ``OpTimeoutError``, as for ``timeout`` (whose rules apply: set before the start, the timer
+    /// is armed as the operation starts; set while it runs, from now). A deadline that has passed
+    /// when the timer is armed cancels the operation as it starts. It replaces ``timeout`` (which
+    /// reads `nil` from then on), and setting ``timeout`` replaces it: one timer per operation.
+    ///
+    /// ```swift
+    /// let deadline = ContinuousClock.now + .seconds(30)   // the request's budget
+    /// for step in steps { step.setTimeout(at: deadline) }
+    /// ```
+    ///
+    /// - Important: `deadline` must be an instant of the operation's ``clock`` (of the continuous
+    ///   clock unless you set another): one of another clock traps, naming both.
+    public final func setTimeout<Instant: InstantProtocol>(at deadline: Instant) where Instant.Duration == Duration {
+        _ = timeLeft(until: deadline, on: clock)   // checked now, where the mistake is made
+        let (attach, arming) = withState { $0.setTimeout(nil, deadline: deadline) }
+        if let attach {
+            addObserver(attach)
+        }
+        if let arming {
+            perform(arming)
+        }
+    }
+
+    /// The time from now until `deadline` on `clock` (zero if it has passed); traps if `deadline`
+    /// is not an instant of `clock`.
+    private final func timeLeft(until deadline: any InstantProtocol<Duration>, on clock: any Clock<Duration>) -> Duration {
+        func left<C: Clock<Duration>>(_ clock: C) -> Duration {
+            guard let instant = deadline as? C.Instant else {
+                misuse("setTimeout(at:) on \(self) was given \(deadline), an instant of another clock than the operation's clock, \(clock). Give an instant of the operation's clock (\(C.Instant.self)), or set its clock first.")
+            }
+            return max(.zero, clock.now.duration(to: instant))
+        }
+        return left(clock)
+    }
+
     /// Arms or disarms the timeout's timer as the state machine says.
     final func perform(_ arming: OpStateMachine.TimeoutArming) {
         switch arming {
-        case .arm(let tracker, let duration, let generation, let clock, let qualityOfService):
-            tracker.arm(self, after: duration, generation: generation, clock: clock, qualityOfService: qualityOfService)
+        case .arm(let tracker, let duration, let deadline, let generation, let clock, let qualityOfService):
+            let length = deadline.map { timeLeft(until: $0, on: clock ?? ContinuousClock()) } ?? duration
+            tracker.arm(self, after: length, generation: generation, clock: clock, qualityOfService: qualityOfService)
         case .disarm(let tracker, let generation):
             tracker.disarm(generation: generation)
         }

@@ -10,9 +10,10 @@ extension OpStateMachine {
     /// What the storage does to the timer: arm it, or disarm it, as generation `generation`.
     enum TimeoutArming {
         /// Arm a timer of `duration` from now on `clock` (`nil`: the continuous clock; a duration
-        /// of zero has passed already).
-        case arm(TimeoutTracker, duration: Duration, generation: UInt64, clock: (any Clock<Duration>)?,
-                 qualityOfService: DispatchQoS.QoSClass)
+        /// of zero has passed already), or, with `deadline`, of the time left until that instant
+        /// of `clock` (read by the storage, with no lock held).
+        case arm(TimeoutTracker, duration: Duration, deadline: (any InstantProtocol<Duration>)?, generation: UInt64,
+                 clock: (any Clock<Duration>)?, qualityOfService: DispatchQoS.QoSClass)
         /// Cancel the armed timer.
         case disarm(TimeoutTracker, generation: UInt64)
     }
@@ -21,11 +22,19 @@ extension OpStateMachine {
     /// (it arms the timer when the operation starts). While the operation runs (its work not over),
     /// a new limit (re)arms the timer from now, and clearing disarms it.
     mutating func setTimeout(_ newValue: Duration?) -> (attach: TimeoutTracker?, arming: TimeoutArming?) {
-        guard newValue != nil || extras != nil else { return (nil, nil) }
+        setTimeout(newValue, deadline: nil)
+    }
+
+    /// Sets the timeout as `duration`, or as `deadline`, an instant of the operation's clock
+    /// (one of the two, or neither: no limit). See ``setTimeout(_:)``.
+    mutating func setTimeout(_ newValue: Duration?, deadline: (any InstantProtocol<Duration>)?) -> (attach: TimeoutTracker?, arming: TimeoutArming?) {
+        let hasLimit = newValue != nil || deadline != nil
+        guard hasLimit || extras != nil else { return (nil, nil) }
         let extras = ensureExtras()
         extras.timing.duration = newValue
+        extras.timing.deadline = deadline
         var attach: TimeoutTracker?
-        if newValue != nil, extras.timing.tracker == nil {
+        if hasLimit, extras.timing.tracker == nil {
             let tracker = TimeoutTracker()
             extras.timing.tracker = tracker
             attach = tracker
@@ -35,9 +44,9 @@ extension OpStateMachine {
         }
         extras.timing.generation &+= 1
         let generation = extras.timing.generation
-        guard let newValue else { return (attach, .disarm(tracker, generation: generation)) }
-        return (attach, .arm(tracker, duration: newValue, generation: generation, clock: extras.timing.clock,
-                             qualityOfService: qualityOfService))
+        guard hasLimit else { return (attach, .disarm(tracker, generation: generation)) }
+        return (attach, .arm(tracker, duration: newValue ?? .zero, deadline: deadline, generation: generation,
+                             clock: extras.timing.clock, qualityOfService: qualityOfService))
     }
 
     /// The operation starts executing: its timeout, if it has one, is armed from now, unless it
@@ -45,11 +54,11 @@ extension OpStateMachine {
     /// counts from that moment). Asked when the tracker hears `willExecute`, and when it is
     /// attached (it may have been added just after the start).
     mutating func armTimeoutAtStart() -> TimeoutArming? {
-        guard let extras, let duration = extras.timing.duration, let tracker = extras.timing.tracker,
+        guard let extras, extras.timing.duration != nil || extras.timing.deadline != nil, let tracker = extras.timing.tracker,
               lifecycle == .executing, !extras.isTimingWorkOver, extras.timing.generation == 0 else { return nil }
         extras.timing.generation &+= 1
-        return .arm(tracker, duration: duration, generation: extras.timing.generation, clock: extras.timing.clock,
-                    qualityOfService: qualityOfService)
+        return .arm(tracker, duration: extras.timing.duration ?? .zero, deadline: extras.timing.deadline,
+                    generation: extras.timing.generation, clock: extras.timing.clock, qualityOfService: qualityOfService)
     }
 
     /// The operation's work is over (before its `willFinish` observers run): from now on no

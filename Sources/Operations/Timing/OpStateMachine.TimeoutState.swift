@@ -5,6 +5,8 @@ extension OpStateMachine {
     struct TimeoutState {
         /// The limit; `nil` for none.
         var duration: Duration?
+        /// The limit as an instant of ``clock`` (``Op/setTimeout(at:)``), instead of ``duration``.
+        var deadline: (any InstantProtocol<Duration>)?
         /// The observer that arms the timers (when the operation starts, or enters a queue), once
         /// a limit was set.
         var tracker: TimeoutTracker?

@@ -251,7 +251,7 @@ struct OpTraceTests {
         queue.maxConcurrentOperationCount = 1
         let fetch = BlockOp { blockThread(milliseconds: 2) }
         fetch.name = "fetch"
-        let parse = BlockOp { blockThread(milliseconds: 15) }
+        let parse = BlockOp { blockThread(milliseconds: 60) }   // the longest by far, even on a loaded machine
         parse.name = "parse"
         parse.addDependency(fetch)
         let failing = ResultOp<Int> { struct Failure: Error {}; throw Failure() }
