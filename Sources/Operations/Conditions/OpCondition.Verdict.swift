@@ -22,6 +22,7 @@ extension OpCondition {
             }
         }
 
+        /// "passed", or "failed: …" or "skipped: …" with the failure.
         public var description: String {
             switch self {
             case .passed: "passed"
