@@ -1,3 +1,5 @@
+import Dispatch
+
 // Observers (`OpObserver`), cancelling with an error, and producing operations.
 
 extension Op {
@@ -93,12 +95,17 @@ extension Op {
 
     /// Tells the observers that the body returned, for an ``AsyncOp`` whose synchronous
     /// `execute()` returned while it goes on executing (see ``OpObserver/didExecute(_:)``).
+    ///
+    /// Delivered from a job of the worker pool, not by the thread that ran the body: that thread
+    /// still holds the operation's slot, and a callback delivered there (`didExecute`, or one
+    /// queued before it) that waited for the operation would wait on the thread that runs it.
     final func observersDidExecute() {
-        let registry: ObserverRegistry? = withState { machine in
-            guard machine.lifecycle == .executing else { return nil }
-            return machine.observers?.queuingDidExecute()
+        let (registry, qualityOfService): (ObserverRegistry?, DispatchQoS.QoSClass) = withState { machine in
+            guard machine.lifecycle == .executing else { return (nil, .default) }
+            return (machine.observers?.queuingDidExecute(), machine.qualityOfService)
         }
-        deliver(registry)
+        guard let registry else { return }
+        WorkerPool.shared.submit(qualityOfService: qualityOfService) { [self] in deliver(registry) }
     }
 
     /// Tells the observers that the work is over, before the operation reads as finished (they

@@ -195,9 +195,14 @@ open class AsyncOp: Op, @unchecked Sendable {
     public final override func main() {
         startsAsyncBody = false
         execute()
-        // A body that is `execute()` itself (a callback-style operation) returned: its observers
-        // hear `didExecute` now. An `async` body's hear it when that body returns, with the finish.
-        if !startsAsyncBody, flags.load(ordering: .relaxed) & Flags.observed != 0 {
+    }
+
+    /// A body that is `execute()` itself (a callback-style operation) returned: its observers
+    /// hear `didExecute` now, outside the body (a callback that waits for the operation then
+    /// waits, as from any other thread). An `async` body's hear it when that body returns, with
+    /// the finish.
+    final override func synchronousPartReturned() {
+        if !startsAsyncBody {
             observersDidExecute()
         }
     }

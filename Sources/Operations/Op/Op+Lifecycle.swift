@@ -29,6 +29,8 @@ extension Op {
             }
             if !isAsynchronousStorage {
                 finishSynchronousBody(releasesSlot: false)
+            } else if flags.load(ordering: .relaxed) & Flags.observed != 0 {
+                synchronousPartReturned()
             }
         case .finishWithoutRunning(let finish):
             performFinish(finish, releasesSlot: true)
@@ -75,6 +77,7 @@ extension Op {
                 Instruments.runBody(of: self) { main() }
             }
             if isAsynchronousStorage {
+                if flags.load(ordering: .relaxed) & Flags.observed != 0 { synchronousPartReturned() }
                 return .continuesAsynchronously
             }
             return .finished(completesInDrainer: finishSynchronousBody(releasesSlot: false, inDrainer: true))

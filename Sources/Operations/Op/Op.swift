@@ -274,6 +274,11 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     /// Called once, after the lock is released, when an executing operation is cancelled.
     func didCancelWhileExecuting() {}
 
+    /// The synchronous part of an asynchronous operation's body (``main()``) returned, outside
+    /// the body, while the operation has observers: an ``AsyncOp`` whose body is its `execute()`
+    /// tells them `didExecute` (see ``OpObserver/didExecute(_:)``).
+    func synchronousPartReturned() {}
+
     /// Whether starting the operation runs only the library's own code, which sets the work going
     /// and returns at once (the `execute()` of an ``AsyncOp`` made with a closure starts a task):
     /// a queue may then start it from a thread of Swift's cooperative pool, where nothing may
