@@ -13,7 +13,7 @@ extension Op {
     ///   adding one later is a programmer error and traps, and so is a
     ///   ``OpCondition/mutuallyExclusive(_:)`` inside ``OpCondition/any(_:)`` or ``OpCondition/not(_:)``.
     public final func addCondition(_ condition: OpCondition) {
-        if condition.mayAskForMore, let misplaced = condition.misplacedExclusivity {
+        if let misplaced = condition.misplacedExclusivity {
             misuse("addCondition(_:) on \(self) was given \(condition.name), where \(misplaced.name) cannot be honoured: an exclusivity category or a limit's permit is held while the operation runs, whatever other conditions say. Add .mutuallyExclusive, .limited or .rateLimited on its own, or inside .all.")
         }
         // A transition, not a plain access: the flags then say that the operation has gates, so

@@ -56,7 +56,7 @@ extension OpCondition {
     }
 
     /// Whether the condition asks for a category of either kind (exclusive or counted).
-    var asksForCategories: Bool { !exclusivityCategories.isEmpty || !limits.isEmpty }
+    var asksForCategories: Bool { asksForExclusiveCategories || asksForPermits }
 
     /// A ``mutuallyExclusive(_:)`` or limit placed where it would mean nothing in a condition of
     /// `kind` (inside `any` or `not`; see ``misplacedExclusivity``).
