@@ -48,4 +48,27 @@ import Testing
         _ = buffer.removeAll()
         #expect(stillInside == nil)   // released exactly once, by the buffer that held it
     }
+
+    @Test func aCopySharesNothingThatTheOtherChanges() {
+        weak var shared: Tracked?
+        var original = RingBuffer<Tracked>()
+        for value in 0..<6 { original.append(Tracked(value)) }
+        _ = original.popFirst()   // the front is off the start of the storage
+        shared = original.first
+        var copy = original
+        copy.append(Tracked(6))          // the copy gets storage of its own
+        _ = original.popFirst()
+        original.append(Tracked(60))
+        #expect(copy.elements.map(\.value) == [1, 2, 3, 4, 5, 6])
+        #expect(original.elements.map(\.value) == [2, 3, 4, 5, 60])
+        // Popping a shared buffer leaves the other untouched as well, through growth.
+        var other = copy
+        while other.popFirst() != nil {}
+        for value in 100..<140 { other.append(Tracked(value)) }
+        #expect(copy.elements.map(\.value) == [1, 2, 3, 4, 5, 6])
+        #expect(other.elements.map(\.value) == Array(100..<140))
+        #expect(shared != nil)   // still in `copy`
+        _ = copy.removeAll()
+        #expect(shared == nil)   // released once both let it go
+    }
 }

@@ -135,7 +135,7 @@ struct Report {
                     format(target.ours, target.unit),
                     peer,
                     target.peer.map { ratio(target.ours, $0) } ?? "–",
-                    "≤ " + fixed(target.limit, digits: 2),
+                    "≤ " + fixed(target.limit, digits: target.limit < 0.01 ? 4 : 2),
                     target.whenFiled,
                     measured.map { $0 <= target.limit ? "yes" : "no" } ?? "–",
                 ]

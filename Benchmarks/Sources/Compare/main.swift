@@ -95,47 +95,69 @@ func include(_ name: String) -> Bool {
     return name.contains(filter)
 }
 
+// Issue 26 (speed round 3): each row's ratio and its target, printed in a table of their own.
+// The rows whose peer is not Foundation's queue read it from the same run: the DAG from our own
+// independent operations, the latency from the kernel's wake-up floor.
+var oursIndependent100k: Double?
+
 if include("independent") {
     let count = 100_000
+    let ours = Measure.best(of: repetitions) { Workloads.oursIndependent(count) }
+    let foundation = Measure.best(of: repetitions) { Workloads.foundationIndependent(count) }
+    oursIndependent100k = ours
     report.add(Row(
         name: "1. independent 100k", unit: .perOperation(count),
-        ours: Measure.best(of: repetitions) { Workloads.oursIndependent(count) },
-        foundation: Measure.best(of: repetitions) { Workloads.foundationIndependent(count) },
+        ours: ours, foundation: foundation,
         dispatch: Measure.best(of: repetitions) { Workloads.dispatchIndependent(count) },
         taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupIndependent(count) }))
+    report.addTarget(issue: "Issue 26", Target(
+        name: "1. independent 100k", unit: .perOperation(count), ours: ours,
+        peerName: "Foundation", peer: foundation, limit: 0.10, whenFiled: "0.18–0.20"))
 }
 
 if include("width-1") {
     let count = 100_000
+    let ours = Measure.best(of: repetitions) { Workloads.oursSerial(count) }
+    let foundation = Measure.best(of: repetitions) { Workloads.foundationSerial(count) }
     report.add(Row(
         name: "2. width-1 100k", unit: .perOperation(count),
-        ours: Measure.best(of: repetitions) { Workloads.oursSerial(count) },
-        foundation: Measure.best(of: repetitions) { Workloads.foundationSerial(count) },
+        ours: ours, foundation: foundation,
         dispatch: Measure.best(of: repetitions) { Workloads.dispatchSerial(count) }))
+    report.addTarget(issue: "Issue 26", Target(
+        name: "2. width-1 100k", unit: .perOperation(count), ours: ours,
+        peerName: "Foundation", peer: foundation, limit: 0.07, whenFiled: "0.10–0.14"))
 }
 
 if include("chain") {
     // Foundation's scheduler is quadratic here: one run of 10,000 takes seconds to tens of seconds.
-    report.add(Row(
-        name: "3. chain 10k", unit: .total,
-        ours: Measure.best(of: repetitions) { Workloads.oursChain(10_000) },
-        foundation: Measure.seconds { Workloads.foundationChain(10_000) }))
+    let ours = Measure.best(of: repetitions) { Workloads.oursChain(10_000) }
+    let foundation = Measure.seconds { Workloads.foundationChain(10_000) }
+    report.add(Row(name: "3. chain 10k", unit: .total, ours: ours, foundation: foundation))
+    report.addTarget(issue: "Issue 26", Target(
+        name: "3. chain 10k", unit: .total, ours: ours,
+        peerName: "Foundation", peer: foundation, limit: 0.0007, whenFiled: "0.0015–0.0020"))
     report.add(Row(
         name: "3. chain 100k (ours only)", unit: .total,
         ours: Measure.best(of: repetitions) { Workloads.oursChain(100_000) }))
 }
 
 if include("fan-in") {
-    report.add(Row(
-        name: "4. fan-in 10k", unit: .total,
-        ours: Measure.best(of: repetitions) { Workloads.oursFanIn(10_000) },
-        foundation: Measure.best(of: repetitions) { Workloads.foundationFanIn(10_000) }))
+    let ours = Measure.best(of: repetitions) { Workloads.oursFanIn(10_000) }
+    let foundation = Measure.best(of: repetitions) { Workloads.foundationFanIn(10_000) }
+    report.add(Row(name: "4. fan-in 10k", unit: .total, ours: ours, foundation: foundation))
+    report.addTarget(issue: "Issue 26", Target(
+        name: "4. fan-in 10k", unit: .total, ours: ours,
+        peerName: "Foundation", peer: foundation, limit: 0.10, whenFiled: "0.18–0.21"))
 }
 
 if include("dag") {
-    report.add(Row(
-        name: "5. random DAG 100k × 4 deps (ours only)", unit: .total,
-        ours: Measure.best(of: repetitions) { Workloads.oursRandomDAG(100_000) }))
+    let dag = Measure.best(of: repetitions) { Workloads.oursRandomDAG(100_000) }
+    report.add(Row(name: "5. random DAG 100k × 4 deps (ours only)", unit: .total, ours: dag))
+    // Against our own independent operations of the same run (measured here if row 1 was not).
+    let independent = oursIndependent100k ?? Measure.best(of: repetitions) { Workloads.oursIndependent(100_000) }
+    report.addTarget(issue: "Issue 26", Target(
+        name: "5. DAG 100k × 4 / independent 100k (ours)", unit: .total, ours: dag,
+        peerName: "ours, independent", peer: independent, limit: 3.0, whenFiled: "9.2–10.3"))
 }
 
 if include("blocking") {
@@ -167,9 +189,12 @@ if include("memory") {
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
     }
-    report.add(Row(
-        name: "8. 1M pending ops, resident memory", unit: .bytesPerOperation,
-        ours: bytesPerOperation("ours"), foundation: bytesPerOperation("foundation")))
+    let ours = bytesPerOperation("ours")
+    let foundation = bytesPerOperation("foundation")
+    report.add(Row(name: "8. 1M pending ops, resident memory", unit: .bytesPerOperation, ours: ours, foundation: foundation))
+    report.addTarget(issue: "Issue 26", Target(
+        name: "8. 1M pending, peak memory", unit: .bytesPerOperation, ours: ours,
+        peerName: "Foundation", peer: foundation, limit: 0.12, whenFiled: "0.14"))
 }
 
 if include("latency") {
@@ -186,6 +211,14 @@ if include("latency") {
     // The floor: how long the kernel takes to wake a thread blocked in a semaphore, measured the
     // same way. No pool whose idle workers sleep starts work sooner.
     let wake = Workloads.semaphoreWakeLatency(samples: 2_000)
+    report.addTarget(issue: "Issue 26", Target(
+        name: "9. start latency p50 / kernel wake floor p50", unit: .total,
+        ours: Double(Workloads.percentile(ours, 50)) / 1e9,
+        peerName: "floor", peer: Double(Workloads.percentile(wake, 50)) / 1e9, limit: 1.1, whenFiled: "1.2–2.9"))
+    report.addTarget(issue: "Issue 26", Target(
+        name: "9. start latency p99 / Foundation's p99", unit: .total,
+        ours: Double(Workloads.percentile(ours, 99)) / 1e9,
+        peerName: "Foundation", peer: Double(Workloads.percentile(foundation, 99)) / 1e9, limit: 1.0, whenFiled: "1.15–2.5"))
     report.addNote(String(
         format: "Row 9's floor: a thread blocked in a semaphore wakes %.1f µs (p50) and %.1f µs (p99) after it is signalled.",
         Double(Workloads.percentile(wake, 50)) / 1e3, Double(Workloads.percentile(wake, 99)) / 1e3))

@@ -4,60 +4,70 @@
 /// when full and halves when a quarter full (down to ``NarrowedCounters/ringBufferMinimumCapacity``),
 /// so a buffer that was once long (a burst of ready operations, of jobs) does not keep that
 /// memory for good: its capacity follows what it holds now.
+///
+/// The elements live in a ``RingBufferStorage``: only the slots that hold an element are
+/// initialized, so growing and shrinking move the elements with two block moves and touch no
+/// other slot, and an append or a pop is a store or a load at a computed index (it is on the path
+/// of every operation a queue runs). The buffer is a value: a copy shares the storage until one
+/// of the two changes (copy on write).
 struct RingBuffer<Element> {
-    private var storage: [Element?] = []
-    private var head = 0
-    private(set) var count = 0
+    /// `nil` until the first append (an empty buffer allocates nothing).
+    private var storage: RingBufferStorage<Element>?
 
     init() {}
 
+    /// The number of elements.
+    var count: Int { storage?.count ?? 0 }
+
     var isEmpty: Bool { count == 0 }
+
+    /// The number of elements the buffer has room for without growing.
+    var capacity: Int { storage?.capacity ?? 0 }
 
     /// Adds an element at the back.
     /// - Complexity: Amortised O(1).
     mutating func append(_ element: Element) {
-        if count == storage.count {
-            grow()
+        // Read through `self`, not bound to a local: no retain and release of the storage.
+        if _slowPath(!hasUniqueStorageWithRoom) {
+            resize(to: Swift.max(NarrowedCounters.ringBufferMinimumCapacity, capacity * 2))
         }
-        var index = head + count
-        if index >= storage.count { index -= storage.count }
-        storage[index] = element
-        count += 1
+        storage.unsafelyUnwrapped.append(element)
     }
 
     /// Removes and returns the element at the front, or `nil` when empty.
     /// - Complexity: Amortised O(1).
     mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
-        let element = storage[head].take()
-        head += 1
-        if head == storage.count { head = 0 }
-        count -= 1
-        if count == 0 { head = 0 }
-        if count <= storage.count / 4 && storage.count > NarrowedCounters.ringBufferMinimumCapacity {
+        if _slowPath(!isKnownUniquelyReferenced(&storage)) {
+            storage = storage.unsafelyUnwrapped.copy(capacity: capacity)
+        }
+        let element = storage.unsafelyUnwrapped.popFirst()
+        if _slowPath(count <= capacity / 4 && capacity > NarrowedCounters.ringBufferMinimumCapacity) {
             shrink()
         }
         return element
     }
 
-    /// The number of elements the buffer has room for without growing.
-    var capacity: Int { storage.count }
+    /// Whether the storage is this buffer's alone and has a free slot.
+    private var hasUniqueStorageWithRoom: Bool {
+        mutating get {
+            guard storage != nil, isKnownUniquelyReferenced(&storage) else { return false }
+            return storage.unsafelyUnwrapped.count < storage.unsafelyUnwrapped.capacity
+        }
+    }
 
     /// The element at the front, or `nil` when empty.
     var first: Element? {
-        count > 0 ? storage[head] : nil
+        guard let storage, storage.count > 0 else { return nil }
+        return storage.slots[storage.head]
     }
 
     /// The elements from front to back.
     var elements: [Element] {
+        guard let storage else { return [] }
         var result: [Element] = []
-        result.reserveCapacity(count)
-        var index = head
-        for _ in 0..<count {
-            result.append(storage[index]!)
-            index += 1
-            if index == storage.count { index = 0 }
-        }
+        result.reserveCapacity(storage.count)
+        storage.forEach { result.append($0) }
         return result
     }
 
@@ -68,39 +78,24 @@ struct RingBuffer<Element> {
         return result
     }
 
-    /// Doubles the capacity.
-    private mutating func grow() {
-        resize(to: Swift.max(NarrowedCounters.ringBufferMinimumCapacity, storage.count * 2))
-    }
-
     /// Halves the capacity (the buffer is at most a quarter full).
     @inline(never)
     private mutating func shrink() {
-        resize(to: Swift.max(NarrowedCounters.ringBufferMinimumCapacity, storage.count / 2))
+        resize(to: Swift.max(NarrowedCounters.ringBufferMinimumCapacity, capacity / 2))
     }
 
-    /// Moves the elements (front first) to the start of new storage of `newCapacity` slots
-    /// (at least `count`) with two block moves: no element is copied, retained or released.
+    /// Moves the elements (front first) to the start of new storage of `newCapacity` slots (at
+    /// least `count`): no element is copied, retained or released, unless the old storage is
+    /// shared with another buffer (then they are copied, and it keeps its own).
+    @inline(never)
     private mutating func resize(to newCapacity: Int) {
-        let oldCapacity = storage.count
-        let (count, head) = (self.count, self.head)
-        let firstPart = Swift.min(count, oldCapacity - head)
-        let secondPart = count - firstPart
-        let grown = storage.withUnsafeMutableBufferPointer { old in
-            [Element?](unsafeUninitializedCapacity: newCapacity) { new, initialized in
-                let base = new.baseAddress!
-                if count > 0, let oldBase = old.baseAddress {
-                    base.moveInitialize(from: oldBase + head, count: firstPart)
-                    (base + firstPart).moveInitialize(from: oldBase, count: secondPart)
-                    // The old slots are uninitialized now: the old storage is freed with nils.
-                    (oldBase + head).initialize(repeating: nil, count: firstPart)
-                    oldBase.initialize(repeating: nil, count: secondPart)
-                }
-                (base + count).initialize(repeating: nil, count: newCapacity - count)
-                initialized = newCapacity
-            }
+        guard storage != nil else {
+            storage = RingBufferStorage(capacity: newCapacity)
+            return
         }
-        storage = grown
-        self.head = 0
+        // Asked before the storage is bound to a local, which would be a second reference.
+        let isUnique = isKnownUniquelyReferenced(&storage)
+        let old = storage.unsafelyUnwrapped
+        storage = isUnique ? old.moved(capacity: newCapacity) : old.copy(capacity: newCapacity)
     }
 }

@@ -66,17 +66,26 @@ struct MemberList {
     }
 
     /// Moves the members to a new array of about twice their number, renumbering them.
+    ///
+    /// Through buffer pointers: the members are moved (no reference is retained or released)
+    /// without a bounds or uniqueness check per member, as a queue that drains from the front
+    /// compacts about once per member that leaves.
     private mutating func compact() {
-        var compacted: [Op?] = []
-        compacted.reserveCapacity(Swift.max(count * 2, NarrowedCounters.memberListSlack))
-        for index in start..<slots.count {
-            // Moved out, not copied: no reference is retained or released.
-            if let operation = slots[index].take() {
-                operation.membership.slot = compacted.count
-                compacted.append(operation)
+        let (start, count) = (self.start, self.count)
+        let compacted = [Op?](unsafeUninitializedCapacity: Swift.max(count * 2, NarrowedCounters.memberListSlack)) { new, initialized in
+            slots.withUnsafeMutableBufferPointer { old in
+                var next = 0
+                for index in start..<old.count {
+                    // Moved out, not copied; the old slot is left holding nil.
+                    guard let operation = old[index].take() else { continue }
+                    operation.membership.slot = next
+                    (new.baseAddress.unsafelyUnwrapped + next).initialize(to: operation)
+                    next += 1
+                }
+                initialized = next
             }
         }
         slots = compacted
-        start = 0
+        self.start = 0
     }
 }
