@@ -1,6 +1,12 @@
 import Testing
 @testable import Operations
 
+#if canImport(Glibc)
+/// glibc's usable size of a heap block (declared in `malloc.h`, which the Glibc module leaves out).
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
+#endif
+
 /// A million pending operations is one of the benchmarks: the parts of an operation keep the
 /// sizes its layout was made for (a `BlockOp` of 88 bytes on 64-bit platforms).
 @Suite struct PendingOperationSizeTests {
@@ -9,6 +15,17 @@ import Testing
         // number starts.
         #expect(MemoryLayout<OpStateMachine>.size <= 29)
     }
+
+    #if canImport(Glibc)
+    /// The whole object, as the heap sees it: an 88-byte `BlockOp` fits glibc's 96-byte blocks
+    /// (88 usable bytes); a field that pushes it past 88 costs 16 bytes per operation, the next
+    /// size class (104 usable). The parts' checks above do not see a field added beside them.
+    @Test func aPendingBlockOpFitsTheHeapBlockItsLayoutWasMadeFor() {
+        let operation = BlockOp {}
+        let usable = mallocUsableSize(Unmanaged.passUnretained(operation).toOpaque())
+        #expect(usable <= 88, "a BlockOp takes \(usable) usable bytes")
+    }
+    #endif
 
     @Test func theQueuesFieldsTakeSixteenBytes() {
         #expect(MemoryLayout<Op.QueueMembership>.stride <= 16)

@@ -58,6 +58,39 @@ import Dispatch
         #expect(waiting.allSatisfy { $0.isCancelled && $0.isFinished })
     }
 
+    /// An executing operation that finishes inside its own `cancel()`, and then gives the queue
+    /// time to start the next one: the slot it frees must find every waiting operation
+    /// cancelled already.
+    private final class FinishesWhenCancelled: AsyncOp, @unchecked Sendable {
+        // @unchecked Sendable: the gate is Sendable and set once, in `init`.
+        let started = Gate()
+
+        override func execute() {
+            started.open()
+        }
+
+        override func cancel() {
+            super.cancel()
+            finish()
+            blockThread(milliseconds: 50)
+        }
+    }
+
+    @Test func cancelAllOperationsCancelsTheWaitingOnesBeforeTheExecutingOnes() {
+        let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 1
+        let ran = EventLog<Int>()
+        let executing = FinishesWhenCancelled()
+        let waiting = (0..<5).map { index in BlockOp { ran.append(index) } }
+        queue.addOperation(executing)
+        #expect(executing.started.wait())
+        queue.addOperations(waiting, waitUntilFinished: false)
+        queue.cancelAllOperations()
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(ran.all.isEmpty, "ran after cancelAllOperations(): \(ran.all)")
+        #expect(waiting.allSatisfy { $0.isCancelled && $0.isFinished })
+    }
+
     @Test func cancelledOperationsInASuspendedQueueLeaveWhenItResumes() {
         let queue = OpQueue()
         queue.isSuspended = true

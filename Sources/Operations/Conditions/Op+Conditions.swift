@@ -25,7 +25,7 @@ extension Op {
             misuse("addCondition(_:) was called on \(self) after it was added to a queue or started. Add every condition before adding the operation to a queue.")
         }
         if !condition.onlyAsksForExclusivity || condition.contributesDependencies {
-            conditionsNeedALook.store(true, ordering: .relaxed)
+            markConditionsNeedALook()
         }
         if condition.contributesDependencies {
             for dependency in condition.contributedDependencies {

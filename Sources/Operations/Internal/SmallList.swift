@@ -15,6 +15,12 @@ struct SmallList<Element>: Sequence {
         if head == nil {
             head = element
         } else {
+            if tail.capacity == 0 {
+                // Room for three at once: a list that spills usually grows to a few (a random
+                // graph's operations have about four dependencies and dependents), and growing
+                // one at a time would allocate twice on the way (one slot, then three).
+                tail.reserveCapacity(3)
+            }
             tail.append(element)
         }
     }

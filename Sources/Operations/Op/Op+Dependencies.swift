@@ -21,7 +21,7 @@ extension Op {
             misuse("\(self) cannot depend on itself. Remove the addDependency(_:) call, or make it depend on a different operation.")
         }
         var gateClosing: OpStateMachine.GateClosing?
-        let (result, registry, isFirstDependency, heldUntilUnlocked): (OpStateMachine.AddDependencyResult, ObserverRegistry?, Bool, [Op]) = withBothLocked(operation) {
+        let (result, registry, isFirstDependency, heldUntilUnlocked, queue): (OpStateMachine.AddDependencyResult, ObserverRegistry?, Bool, [Op], OpQueue?) = withBothLocked(operation) {
             let dependencyIsUnfinished = !operation.machine.isFinished
             let isNewer = operation.serial > serial
             // An operation finished for good holds a newer dependency weakly if it could be on a
@@ -32,7 +32,7 @@ extension Op {
             let heldUntilUnlocked = machine.lifecycle == .finished ? machine.dependencies : []
             if isNewer, machine.lifecycle == .finished {
                 holdsWeakly = operation.machine.hasHadDependencies
-                if !holdsWeakly { operation.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed) }
+                if !holdsWeakly { operation.markHeldByFinishedOlderOperation() }
             }
             let isFirstDependency = !machine.hasHadDependencies
             let result = transitionLocked { machine in
@@ -51,7 +51,10 @@ extension Op {
                 let registered = operation.machine.addDependent(self)
                 precondition(registered, "Internal inconsistency: an unfinished dependency refused its dependent")
             }
-            return (result, machine.registry, isFirstDependency, heldUntilUnlocked)
+            // The queue whose stall check a counted edge rearms, read here rather than with a
+            // lock round trip of its own after unlocking.
+            let queue: OpQueue? = if case .added(counted: true) = result { machine.queue } else { nil }
+            return (result, machine.registry, isFirstDependency, heldUntilUnlocked, queue)
         }
         withExtendedLifetime(heldUntilUnlocked) {}
         if let gateClosing {
@@ -62,7 +65,7 @@ extension Op {
             // Its first dependency: if a finished operation holds this one strongly, the new edge
             // could close a loop (see `settleDependencies()`); the fence pairs with that side's.
             atomicMemoryFence(ordering: .sequentiallyConsistent)
-            if isHeldByFinishedOlderOperation.load(ordering: .relaxed) {
+            if isHeldByFinishedOlderOperation {
                 withStateKeepingDependencies { $0.weakenEveryDependency() }
             }
         }
@@ -71,7 +74,7 @@ extension Op {
             if counted {
                 DependencyCycles.checkNewEdge(dependent: self, dependency: operation)
                 // The quick search may not see a long cycle: let the queue look again if it stalls.
-                withState { $0.queue }?.rearmStallCheck()
+                queue?.rearmStallCheck()
             }
         }
     }

@@ -286,7 +286,7 @@ extension Op {
         withStateKeepingDependencies { machine in
             var weakened: Set<ObjectIdentifier> = []
             for dependency in machine.newerDependencies(than: serial) {
-                dependency.isHeldByFinishedOlderOperation.store(true, ordering: .relaxed)
+                dependency.markHeldByFinishedOlderOperation()
                 atomicMemoryFence(ordering: .sequentiallyConsistent)
                 if dependency.flags.load(ordering: .relaxed) & Flags.hadDependencies != 0 {
                     weakened.insert(ObjectIdentifier(dependency))

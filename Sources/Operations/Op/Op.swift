@@ -47,7 +47,8 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     //
     // The order of the stored properties keeps the object small: the one-byte fields fill the
     // padding after the machine (a pending `BlockOp` is 88 bytes with its header; see
-    // `PendingOperationSizeTests`).
+    // `PendingOperationSizeTests`): three of them fit before the serial number, a fourth would
+    // push it, and the object, 8 bytes further (into the next malloc size class).
     #if OPERATIONS_INTERNAL_CHECKS
     final var machine = OpStateMachine()
     #else
@@ -55,14 +56,9 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
     #endif
     final let flags = Atomic<UInt8>(Flags.ready)
     final let isAsynchronousStorage: Bool
-    /// Set by a finished, older operation that holds this one strongly as a dependency (see
-    /// ``settleDependencies()``).
-    final let isHeldByFinishedOlderOperation = Atomic<Bool>(false)
-    /// Whether a condition checks something or contributed a dependency: the queue adding the
-    /// operation then looks at its conditions first (see ``OpQueue/enqueue(_:reserved:)``); one
-    /// that only asks for categories or permits needs no look. Set by ``addCondition(_:)``,
-    /// before the operation can be added, and read relaxed, like ``flags``.
-    final let conditionsNeedALook = Atomic<Bool>(false)
+    /// Facts that are set once and never cleared, one bit each (see ``Marks``): one byte for all
+    /// of them keeps the one-byte fields within the padding after the machine.
+    final let marks = Atomic<UInt8>(0)
     /// The order of creation, used to make cycle detection on new dependencies cheap.
     final let serial: UInt64 = Op.serialCounter.add(1, ordering: .relaxed).newValue
     #if OPERATIONS_INTERNAL_CHECKS

@@ -74,6 +74,7 @@ extension OpStateMachine {
     }
 
     /// The observable flags, packed as in ``Op/Flags``.
+    @inline(__always)
     var flags: UInt8 {
         var value: UInt8 = hasHadDependencies ? Op.Flags.hadDependencies : 0
         if hasObservers { value |= Op.Flags.observed }

@@ -57,7 +57,7 @@ extension OpQueue {
             // One look at each: what its conditions contributed, and whether they pass at once.
             var contributed: [Op] = []
             var passingEarly: [(operation: Op, conditions: [OpCondition], generation: UInt32)] = []
-            for operation in withConditions where operation.conditionsNeedALook.load(ordering: .relaxed) {
+            for operation in withConditions where operation.conditionsNeedALook {
                 let (dependencies, early) = operation.withState { ($0.takeConditionDependencies(), $0.startPassingGatesEarly()) }
                 if !dependencies.isEmpty { contributed += dependencies }
                 if let early { passingEarly.append((operation, early.conditions, early.generation)) }

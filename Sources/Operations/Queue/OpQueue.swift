@@ -346,8 +346,21 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
     /// running as soon as the queue starts them: when it has a free slot, is not suspended, and
     /// no earlier barrier is pending. Executing ones should notice and return early. Pending
     /// barriers are cancelled too, so their blocks do not run.
+    ///
+    /// The operations that have not started are cancelled first, in the order they were added,
+    /// and the executing ones after them: an executing operation that returns as soon as it is
+    /// cancelled frees its slot, and by then every operation that was waiting for the slot is
+    /// cancelled, so none of them runs its body.
     open func cancelAllOperations() {
+        var executing: [Op] = []
         for operation in operations {
+            if operation.flags.load(ordering: .relaxed) & Op.Flags.executing != 0 {
+                executing.append(operation)
+            } else {
+                operation.cancel()
+            }
+        }
+        for operation in executing {
             operation.cancel()
         }
     }
