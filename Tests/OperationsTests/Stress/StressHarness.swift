@@ -283,8 +283,11 @@ enum StressHarness {
                 continue
             }
             let waiting = operation.dependencies.filter { !$0.isFinished }.map { run.nodeID(in: $0.description).map { "n\($0)" } ?? $0.description }
-            let (scheduled, counted, ticket) = operation.withState { ($0.isScheduled, $0.unfinishedDependencyCount, $0.ticket) }
-            lines.append("n\(id) \(node.kind) in q\(node.queue): ready \(operation.isReady), scheduled \(scheduled), executing \(operation.isExecuting), finished \(operation.isFinished), cancelled \(operation.isCancelled), error \(operation.error.map { "\($0)" } ?? "nil"), body ran \(record.bodyStarts.count)/\(record.bodyEnds.count), counts \(counted) unfinished dependencies, waits for \(waiting), epoch \(operation.membership.epoch), ticket \(ticket), live entry \(operation.membership.hasLiveReadyEntry) \(operation.membership.readyTicket)")
+            let (scheduled, counted, ticket, queue) = operation.withState { ($0.isScheduled, $0.unfinishedDependencyCount, $0.ticket, $0.queue) }
+            // The membership is its queue's state, read under the queue's lock.
+            let read = { (operation.membership.epoch, operation.membership.hasLiveReadyEntry, operation.membership.readyTicket) }
+            let (epoch, hasLiveEntry, readyTicket) = queue.map { $0.withLock(read) } ?? read()
+            lines.append("n\(id) \(node.kind) in q\(node.queue): ready \(operation.isReady), scheduled \(scheduled), executing \(operation.isExecuting), finished \(operation.isFinished), cancelled \(operation.isCancelled), error \(operation.error.map { "\($0)" } ?? "nil"), body ran \(record.bodyStarts.count)/\(record.bodyEnds.count), counts \(counted) unfinished dependencies, waits for \(waiting), epoch \(epoch), ticket \(ticket), live entry \(hasLiveEntry) \(readyTicket)")
         }
         lines.append("\(unfinished) operation(s) unfinished")
         return lines

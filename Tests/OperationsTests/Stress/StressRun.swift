@@ -130,7 +130,9 @@ final class StressRun: Sendable {
             }
             // Nothing was added after the barrier (the addition lock is held): it is the last
             // member, unless it already ran and left, in which case its block registered it.
-            if let barrier = queue.operations.last, barrier.membership.isBarrier {
+            // The membership is the queue's state: read under its lock (a drainer may be
+            // removing a member meanwhile, which writes the same field).
+            if let barrier = queue.operations.last, queue.withLock({ barrier.membership.isBarrier }) {
                 barrier.name = name(of: id)
                 references[id].set(barrier)
                 registerEnd(of: barrier, id)
@@ -346,7 +348,7 @@ final class StressRun: Sendable {
             if let barrier = ThreadContext.operation {
                 references[id].set(barrier)
                 registerEnd(of: barrier, id)
-                if !barrier.membership.isBarrier || !barrier.isExecuting {
+                if !queues[queueIndex].withLock({ barrier.membership.isBarrier }) || !barrier.isExecuting {
                     recorder.violation("n\(id): the barrier block runs in \(barrier), which is not an executing barrier")
                 }
                 if let first = queues[queueIndex].operations.first, first !== barrier {
