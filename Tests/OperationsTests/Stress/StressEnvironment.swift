@@ -36,6 +36,13 @@ enum StressEnvironment {
         value(of: "OPERATIONS_SOAK_SECONDS").flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil }
     }
 
+    /// Whether a worker pool that stays busy after a stress run is a violation
+    /// (`OPERATIONS_STRESS_POOL_CHECK=1`): only when the stress suites run alone, as CI runs them
+    /// once (see ``StressHarness/workerPoolIdleViolation(seconds:)``).
+    static var requiresIdleWorkerPool: Bool {
+        value(of: "OPERATIONS_STRESS_POOL_CHECK") == "1"
+    }
+
     private static func value(of name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }

@@ -144,8 +144,13 @@ enum StressHarness {
     }
 
     /// Checks that the shared worker pool is idle: no job waits and every thread is parked, so no
-    /// worker is left blocked. The pool is shared with every test running in parallel, hence the
-    /// generous wait.
+    /// worker is left blocked.
+    ///
+    /// The pool is shared with every test running in parallel, hence the generous wait; and in a
+    /// full run another test may hold a worker for longer still (an operation blocked on a gate
+    /// while its test waits for a thread), so there a pool that stays busy is only printed. With
+    /// `OPERATIONS_STRESS_POOL_CHECK=1`, for a run of the stress suites alone (CI has one), it is
+    /// a violation.
     static func workerPoolIdleViolation(seconds: Double = 30) -> String? {
         if eventually(seconds: seconds, {
             let statistics = WorkerPool.shared.statistics
@@ -154,7 +159,12 @@ enum StressHarness {
             return nil
         }
         let statistics = WorkerPool.shared.statistics
-        return "the worker pool is not idle after \(Int(seconds)) s: \(statistics.threads) threads, \(statistics.idle) idle, \(statistics.pending) jobs pending"
+        let message = "the worker pool is not idle after \(Int(seconds)) s: \(statistics.threads) threads, \(statistics.idle) idle, \(statistics.pending) jobs pending"
+        guard StressEnvironment.requiresIdleWorkerPool else {
+            print("note: \(message) (other tests share the pool; OPERATIONS_STRESS_POOL_CHECK=1 with the stress suites alone makes this a failure)")
+            return nil
+        }
+        return message
     }
 
     /// Waits until everything added to the queues so far has finished, with a barrier that
