@@ -70,6 +70,10 @@ struct OpDiagnosticsLoggingTests {
 
     @Test func aRealCycleReachesTheLogger() throws {
         let (logger, entries) = capturingLogger()
+        // The shared recorder is installed first: installed after `previous` was read, it would be
+        // replaced by this handler and then, at the end, by the one before it, and every other
+        // test's reports would be lost from then on.
+        _ = DiagnosticsRecorder.shared
         let previous = OpDiagnostics.handler
         let token = uniqueToken("logged")
         // Other tests' reports pass through to the handler that was installed before.

@@ -193,7 +193,9 @@ enum StressHarness {
     // MARK: Cycles
 
     /// Adds the back edges one by one, every queue still suspended, and checks each against the
-    /// model. No edge ends anything: closing a cycle only reports it. An edge whose dependency
+    /// model. No edge ends anything: closing a cycle only reports it (a cycle reported at least
+    /// ``OpQueue/dependencyCycleGracePeriod`` earlier may have been ended since, as documented,
+    /// and its operations then hold nothing back). An edge whose dependency
     /// already waits for its dependent through dependencies closes a cycle: a new backward edge
     /// (to a newer operation) must be reported at once, as a cycle through it made of
     /// dependencies of the model (unless that very set of operations was reported before); a new
@@ -205,31 +207,53 @@ enum StressHarness {
         dependencies: inout [[Int]], violations: inout [String]
     ) {
         let candidates = operations.indices.filter { operations[$0] != nil }
+        // A reported cycle whose operations are all in (suspended) queues is ended once it has
+        // stayed unbroken for the grace period, as documented; on a loaded machine these edges
+        // can take longer than that. Each reported cycle is kept with the moment before the edge
+        // that closed it (no later than the start of its grace period): only a cycle reported at
+        // least a grace period ago may have been ended. An ended operation holds nothing back, so
+        // whether an edge closes a cycle is read twice: without the operations ended before the
+        // edge (a cycle reported must be there) and without those ended after it (a cycle there
+        // existed all along and must be reported).
+        var reported: [(operations: Set<Int>, before: ContinuousClock.Instant)] = []
+        var endedEarlier: Set<Int> = []
         for edge in scenario.backEdges {
             let dependent = edge.dependent, dependency = edge.dependency
-            let closesCycle = StressScenario.path(from: dependency, to: dependent, dependencies, excluded: [])
+            let mayCloseCycle = closesCycle(dependent, dependency, dependencies, excluded: endedEarlier)
             let isBackward = dependency > dependent   // ids follow creation order
             let reportsBefore = DiagnosticsRecorder.shared.cyclesFound(mentioning: run.token)
+            let before = ContinuousClock.now
             operations[dependent]!.addDependency(operations[dependency]!)
             dependencies[dependent].append(dependency)
             let edgeText = "\(isBackward ? "backward" : "forward") edge n\(dependent) → n\(dependency)"
-            let ended = candidates.filter { operations[$0]!.error != nil || operations[$0]!.isCancelled }
-            if !ended.isEmpty {
-                violations.append("\(edgeText) ended \(ended.map { "n\($0)" }); closing a cycle must change nothing")
-            }
             let reports = DiagnosticsRecorder.shared.cyclesFound(mentioning: run.token)
             let newReports = reports.dropFirst(reportsBefore.count)
             if newReports.count > 1 {
                 violations.append("\(edgeText) was reported \(newReports.count) times: \(Array(newReports))")
             }
+            var newCycles: [[Int]] = []
             for report in newReports {
                 let order = report.operations.map(run.nodeID(in:))
                 guard !order.contains(nil) else {
                     violations.append("\(edgeText): the report names operations of another run: \(report.operations)")
                     continue
                 }
-                let cycle = order.map { $0! }
-                if !closesCycle {
+                newCycles.append(order.map { $0! })
+            }
+            reported.append(contentsOf: newCycles.map { (Set($0), before) })
+
+            let ended = candidates.filter { operations[$0]!.error != nil || operations[$0]!.isCancelled }
+            let checked = ContinuousClock.now, grace = OpQueue.dependencyCycleGracePeriod
+            let endedAfterGrace = Set(reported.filter { checked - $0.before >= grace }.flatMap(\.operations))
+            let unexpected = ended.filter { !endedAfterGrace.contains($0) }
+            if !unexpected.isEmpty {
+                violations.append("\(edgeText) ended \(unexpected.map { "n\($0)" }); closing a cycle must change nothing")
+            }
+            let surelyClosesCycle = closesCycle(dependent, dependency, dependencies, excluded: endedEarlier.union(ended))
+            endedEarlier.formUnion(ended)
+
+            for cycle in newCycles {
+                if !mayCloseCycle {
                     violations.append("\(edgeText) closes no cycle, yet \(cycle.map { "n\($0)" }) was reported")
                 }
                 if !cycle.contains(dependent) || !cycle.contains(dependency) {
@@ -239,7 +263,7 @@ enum StressHarness {
                     violations.append("\(edgeText): n\(node) does not depend on n\(cycle[(index + 1) % cycle.count]), the next operation of the reported cycle \(cycle.map { "n\($0)" })")
                 }
             }
-            if closesCycle && isBackward && newReports.isEmpty {
+            if surelyClosesCycle && isBackward && newReports.isEmpty {
                 // Not reported again only if an earlier report named the same operations (a cycle
                 // is known by its set of operations); such a set holds both ends of the edge.
                 let names = Set([dependent, dependency].map { operations[$0]!.description })
@@ -248,6 +272,13 @@ enum StressHarness {
                 }
             }
         }
+    }
+
+    /// Whether the edge `dependent` → `dependency` closes a cycle of the model's dependencies
+    /// that avoids the `excluded` operations (ended ones, which wait for nothing).
+    private static func closesCycle(_ dependent: Int, _ dependency: Int, _ dependencies: [[Int]], excluded: Set<Int>) -> Bool {
+        !excluded.contains(dependent) && !excluded.contains(dependency)
+            && StressScenario.path(from: dependency, to: dependent, dependencies, excluded: excluded)
     }
 
     // MARK: Hangs
