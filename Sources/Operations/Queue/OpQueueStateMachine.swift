@@ -227,11 +227,13 @@ struct OpQueueStateMachine {
     }
 
     /// The barrier that may start now, if any: every operation before it has left.
+    @inline(__always)
     private var runnableBarrier: (entry: Entry, priority: Op.QueuePriority)? {
         guard barrierCount > completedBarriers, epochCounts[0] == 0 else { return nil }
         return readyBarriers[completedBarriers]
     }
 
+    @inline(__always)
     private var hasStartableOperation: Bool {
         ready.count > staleEntries || runnableBarrier != nil
     }
@@ -296,6 +298,7 @@ struct OpQueueStateMachine {
         }
     }
 
+    @inline(__always)
     private var canStartMore: Bool {
         !isSuspended && runningCount < width && hasStartableOperation
     }
@@ -410,6 +413,7 @@ struct OpQueueStateMachine {
     /// suspended: every member waits for a dependency (or for a barrier that waits for one).
     /// That is normal while the dependencies run elsewhere, and a sign of a dependency cycle if
     /// it lasts.
+    @inline(__always)
     var isStalled: Bool {
         !isSuspended && !members.isEmpty && runningCount == 0 && pendingDrainers == 0 && !hasStartableOperation
     }
