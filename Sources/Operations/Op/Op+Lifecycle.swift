@@ -218,9 +218,10 @@ extension Op {
             return
         }
         var ready: [(operation: Op, queue: OpQueue, schedule: OpStateMachine.Schedule)] = []
+        ready.reserveCapacity(1 + finish.otherDependents.count)   // one allocation, not one per doubling
         var gated: [Op] = []
         var observed: [(Op, ObserverRegistry)] = []
-        for dependent in finish.dependents {
+        func tell(_ dependent: Op) {
             let (readiness, registry) = dependent.transitionDeferringDelivery { $0.dependencyFinished(self) }
             switch readiness {
             case .none: break
@@ -228,6 +229,11 @@ extension Op {
             case .passGates: gated.append(dependent)
             }
             if let registry { observed.append((dependent, registry)) }
+        }
+        // The first dependent and then the others, without gathering them in an array first.
+        tell(finish.firstDependent!)
+        for dependent in finish.otherDependents {
+            tell(dependent)
         }
         ThreadContext.withNotifying(self, pollingQueue: observed.isEmpty ? pollingQueue : nil) {
             OpQueue.scheduleTogether(ready)

@@ -123,6 +123,7 @@ struct OpStateMachine {
     }
 
     /// The links, allocated if needed.
+    @inline(__always)
     mutating func ensureLinks() -> Links {
         if let links { return links }
         let created = Links()
