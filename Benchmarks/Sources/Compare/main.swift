@@ -104,28 +104,31 @@ if include("independent") {
     let count = 100_000
     let ours = Measure.best(of: repetitions) { Workloads.oursIndependent(count) }
     let foundation = Measure.best(of: repetitions) { Workloads.foundationIndependent(count) }
+    let dispatch = Measure.best(of: repetitions) { Workloads.dispatchIndependent(count) }
     oursIndependent100k = ours
     report.add(Row(
         name: "1. independent 100k", unit: .perOperation(count),
         ours: ours, foundation: foundation,
-        dispatch: Measure.best(of: repetitions) { Workloads.dispatchIndependent(count) },
+        dispatch: dispatch,
         taskGroup: await Measure.best(of: repetitions) { await Workloads.taskGroupIndependent(count) }))
     report.addTarget(issue: "Issue 26", Target(
         name: "1. independent 100k", unit: .perOperation(count), ours: ours,
-        peerName: "Foundation", peer: foundation, limit: 0.10, whenFiled: "0.18–0.20"))
+        peerName: "Foundation", peer: foundation, limit: 0.10, whenFiled: "0.18–0.20",
+        scale: ("DispatchQueue.global()", dispatch)))
 }
 
 if include("width-1") {
     let count = 100_000
     let ours = Measure.best(of: repetitions) { Workloads.oursSerial(count) }
     let foundation = Measure.best(of: repetitions) { Workloads.foundationSerial(count) }
+    let dispatch = Measure.best(of: repetitions) { Workloads.dispatchSerial(count) }
     report.add(Row(
         name: "2. width-1 100k", unit: .perOperation(count),
-        ours: ours, foundation: foundation,
-        dispatch: Measure.best(of: repetitions) { Workloads.dispatchSerial(count) }))
+        ours: ours, foundation: foundation, dispatch: dispatch))
     report.addTarget(issue: "Issue 26", Target(
         name: "2. width-1 100k", unit: .perOperation(count), ours: ours,
-        peerName: "Foundation", peer: foundation, limit: 0.07, whenFiled: "0.10–0.14"))
+        peerName: "Foundation", peer: foundation, limit: 0.07, whenFiled: "0.10–0.14",
+        scale: ("a serial DispatchQueue", dispatch)))
 }
 
 if include("chain") {
