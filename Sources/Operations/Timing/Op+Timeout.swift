@@ -68,7 +68,7 @@ extension Op {
     ///   clock unless you set another): one of another clock traps, naming both.
     public final func setTimeout<Instant: InstantProtocol>(at deadline: Instant) where Instant.Duration == Duration {
         _ = timeLeft(until: deadline, on: clock)   // checked now, where the mistake is made
-        let (attach, arming) = withState { $0.setTimeout(nil, deadline: deadline) }
+        let (attach, arming) = withState { $0.setTimeout(limit: .deadline(deadline)) }
         if let attach {
             addObserver(attach)
         }
@@ -92,8 +92,11 @@ extension Op {
     /// Arms or disarms the timeout's timer as the state machine says.
     final func perform(_ arming: OpStateMachine.TimeoutArming) {
         switch arming {
-        case .arm(let tracker, let duration, let deadline, let generation, let clock, let qualityOfService):
-            let length = deadline.map { timeLeft(until: $0, on: clock ?? ContinuousClock()) } ?? duration
+        case .arm(let tracker, let limit, let generation, let clock, let qualityOfService):
+            let length = switch limit {
+            case .duration(let duration): duration
+            case .deadline(let deadline): timeLeft(until: deadline, on: clock ?? ContinuousClock())
+            }
             tracker.arm(self, after: length, generation: generation, clock: clock, qualityOfService: qualityOfService)
         case .disarm(let tracker, let generation):
             tracker.disarm(generation: generation)

@@ -5,14 +5,14 @@ import Dispatch
 
 extension OpStateMachine {
     /// ``Op/timeout``.
-    var timeout: Duration? { extras?.timing.duration }
+    var timeout: Duration? { extras?.timing.limit?.duration }
 
     /// What the storage does to the timer: arm it, or disarm it, as generation `generation`.
     enum TimeoutArming {
-        /// Arm a timer of `duration` from now on `clock` (`nil`: the continuous clock; a duration
-        /// of zero has passed already), or, with `deadline`, of the time left until that instant
+        /// Arm a timer for `limit` from now on `clock` (`nil`: the continuous clock): of its
+        /// duration (zero has passed already), or of the time left until its deadline, an instant
         /// of `clock` (read by the storage, with no lock held).
-        case arm(TimeoutTracker, duration: Duration, deadline: (any InstantProtocol<Duration>)?, generation: UInt64,
+        case arm(TimeoutTracker, limit: TimeoutState.Limit, generation: UInt64,
                  clock: (any Clock<Duration>)?, qualityOfService: DispatchQoS.QoSClass)
         /// Cancel the armed timer.
         case disarm(TimeoutTracker, generation: UInt64)
@@ -22,17 +22,16 @@ extension OpStateMachine {
     /// (it arms the timer when the operation starts). While the operation runs (its work not over),
     /// a new limit (re)arms the timer from now, and clearing disarms it.
     mutating func setTimeout(_ newValue: Duration?) -> (attach: TimeoutTracker?, arming: TimeoutArming?) {
-        setTimeout(newValue, deadline: nil)
+        setTimeout(limit: newValue.map(TimeoutState.Limit.duration))
     }
 
-    /// Sets the timeout as `duration`, or as `deadline`, an instant of the operation's clock
-    /// (one of the two, or neither: no limit). See ``setTimeout(_:)``.
-    mutating func setTimeout(_ newValue: Duration?, deadline: (any InstantProtocol<Duration>)?) -> (attach: TimeoutTracker?, arming: TimeoutArming?) {
-        let hasLimit = newValue != nil || deadline != nil
+    /// Sets the timeout as `limit`, a duration or a deadline (an instant of the operation's
+    /// clock), or `nil` for none. See ``setTimeout(_:)``.
+    mutating func setTimeout(limit: TimeoutState.Limit?) -> (attach: TimeoutTracker?, arming: TimeoutArming?) {
+        let hasLimit = limit != nil
         guard hasLimit || extras != nil else { return (nil, nil) }
         let extras = ensureExtras()
-        extras.timing.duration = newValue
-        extras.timing.deadline = deadline
+        extras.timing.limit = limit
         var attach: TimeoutTracker?
         if hasLimit, extras.timing.tracker == nil {
             let tracker = TimeoutTracker()
@@ -44,8 +43,8 @@ extension OpStateMachine {
         }
         extras.timing.generation &+= 1
         let generation = extras.timing.generation
-        guard hasLimit else { return (attach, .disarm(tracker, generation: generation)) }
-        return (attach, .arm(tracker, duration: newValue ?? .zero, deadline: deadline, generation: generation,
+        guard let limit else { return (attach, .disarm(tracker, generation: generation)) }
+        return (attach, .arm(tracker, limit: limit, generation: generation,
                              clock: extras.timing.clock, qualityOfService: qualityOfService))
     }
 
@@ -54,11 +53,11 @@ extension OpStateMachine {
     /// counts from that moment). Asked when the tracker hears `willExecute`, and when it is
     /// attached (it may have been added just after the start).
     mutating func armTimeoutAtStart() -> TimeoutArming? {
-        guard let extras, extras.timing.duration != nil || extras.timing.deadline != nil, let tracker = extras.timing.tracker,
+        guard let extras, let limit = extras.timing.limit, let tracker = extras.timing.tracker,
               lifecycle == .executing, !extras.isTimingWorkOver, extras.timing.generation == 0 else { return nil }
         extras.timing.generation &+= 1
-        return .arm(tracker, duration: extras.timing.duration ?? .zero, deadline: extras.timing.deadline,
-                    generation: extras.timing.generation, clock: extras.timing.clock, qualityOfService: qualityOfService)
+        return .arm(tracker, limit: limit, generation: extras.timing.generation, clock: extras.timing.clock,
+                    qualityOfService: qualityOfService)
     }
 
     /// The operation's work is over (before its `willFinish` observers run): from now on no

@@ -3,10 +3,8 @@ extension OpStateMachine {
     /// their timers, kept with the operation's state so that the decision "timed out or finished
     /// in time" is taken under the operation's lock.
     struct TimeoutState {
-        /// The limit; `nil` for none.
-        var duration: Duration?
-        /// The limit as an instant of ``clock`` (``Op/setTimeout(at:)``), instead of ``duration``.
-        var deadline: (any InstantProtocol<Duration>)?
+        /// The limit, a duration or a deadline; `nil` for none.
+        var limit: Limit?
         /// The observer that arms the timers (when the operation starts, or enters a queue), once
         /// a limit was set.
         var tracker: TimeoutTracker?

@@ -8,7 +8,7 @@ import Testing
 
     /// The generation of an arming, or `nil` for none or a disarming.
     private static func armedGeneration(_ arming: OpStateMachine.TimeoutArming?) -> UInt64? {
-        if case .arm(_, _, _, let generation, _, _)? = arming { return generation }
+        if case .arm(_, _, let generation, _, _)? = arming { return generation }
         return nil
     }
 
