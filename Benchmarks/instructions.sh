@@ -17,7 +17,15 @@ command -v valgrind >/dev/null || { echo "instructions.sh needs valgrind (apt-ge
 n=${N:-10000}
 workloads=("$@")
 [ ${#workloads[@]} -gt 0 ] || workloads=(independent width-1 chain fan-in dag groups conditions exclusivity async-width-1)
-swift build -c release --product instructions >/dev/null
+# Quiet unless it fails: then its log says why (SwiftPM prints compile errors on standard output).
+build_log="$(mktemp)"
+if ! swift build -c release --product instructions >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    rm -f "$build_log"
+    echo "instructions.sh: building the instructions product failed (log above)" >&2
+    exit 1
+fi
+rm -f "$build_log"
 built="$(swift build -c release --show-bin-path)/instructions"
 # valgrind 3.19 (Debian 12) gives up on the DWARF 5 that clang writes for the library's C shim
 # target ("unhandled dwarf2 abbrev form code 0x25 ... I can't recover"): callgrind runs a copy
