@@ -147,9 +147,11 @@ import Dispatch
             op.addCondition(.mutuallyExclusive(category))
             #expect(queue.tryAddOperation(op))
         }
-        // They were taken to start, and gave their starts back to wait for the category.
+        // They were taken to start, and gave their starts back to wait for the category. An
+        // operation records that it waits before the drainer that took it counts it pending again
+        // (with its next acquisition of the queue's lock), so the count is waited for too.
         #expect(await eventuallyAsync { queue.operations.allSatisfy(waitsForItsCategory) })
-        #expect(queue.pendingOperationCount == 3)
+        #expect(await eventuallyAsync { queue.pendingOperationCount == 3 })
         #expect(!queue.tryAddOperation(BlockOp {}))
         release.open()
         await queue.waitUntilAllOperationsAreFinished()
