@@ -14,6 +14,12 @@ private let tracer: InMemoryTracer = {
 
 @Suite("OpTracing (Tracing trait)", .serialized)
 struct OpTracingTests {
+    /// Installs the suite's tracer before each test: a test that first touched it only after its
+    /// operation had started (run alone, or first) looked for the span in a tracer that never had it.
+    init() {
+        _ = tracer
+    }
+
     /// The finished span named `name`, once it has ended.
     private func finishedSpan(named name: String) -> FinishedInMemorySpan? {
         var found: FinishedInMemorySpan?
