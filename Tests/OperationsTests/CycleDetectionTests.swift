@@ -334,6 +334,32 @@ import Synchronization
         #expect(found.count == 1 && ended.count == 1)
     }
 
+    /// The grace-period timer and a waiter may end one cycle at the same moment: exactly one of
+    /// them ends it, and its end is reported once. The cycles are long so that the check before
+    /// the marks (two looks at every edge, after a dump of the queues) leaves both callers time
+    /// to pass it, as they could before the end was claimed.
+    @Test func aCycleEndedByTwoCallersAtOnceIsEndedAndReportedOnce() {
+        let rounds = 100
+        for round in 0..<rounds {
+            var path: [Op] = []
+            for index in 0..<200 {
+                let op = named("race\(round)-op\(index)")
+                if let previous = path.last { previous.addDependency(op) }
+                path.append(op)
+            }
+            path[path.count - 1].addDependency(path[0])
+            let cycle = DependencyCycle(path: path, barrierEdges: Array(repeating: false, count: path.count))
+            let results = LockedBox<[Bool]>([])
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                let ended = DependencyCycles.end(cycle)
+                results.withLockedValue { $0.append(ended) }
+            }
+            #expect(results.withLockedValue { $0.filter { $0 }.count } == 1, "round \(round)")
+            #expect(path.allSatisfy { $0.isFinished && $0.error is DependencyCycleError })
+        }
+        #expect(ended.count == rounds)
+    }
+
     @Test func aQueueWaitingForAnotherQueueIsNotACycle() {
         let waiting = OpQueue()
         let other = OpQueue()

@@ -67,6 +67,23 @@ enum CycleWatch {
         return isNew
     }
 
+    /// The keys of the cycles being ended now (see ``claimEnding(_:)``).
+    private static let ending = LockedBox<Set<[UInt64]>>([])
+
+    /// Claims the end of the cycle with `key`: returns `false` if another caller is ending it.
+    /// A waiter and the grace-period timer may both try to end one cycle at the same moment; the
+    /// check that it is intact and the marks that end it are one step for one caller only, or
+    /// both could find it intact and report its end twice. The claimer calls
+    /// ``releaseEnding(_:)`` when it is done.
+    static func claimEnding(_ key: [UInt64]) -> Bool {
+        ending.withLockedValue { $0.insert(key).inserted }
+    }
+
+    /// Ends the claim taken with ``claimEnding(_:)``.
+    static func releaseEnding(_ key: [UInt64]) {
+        _ = ending.withLockedValue { $0.remove(key) }
+    }
+
     /// Stops watching the cycle with `key` (it was ended, or found broken).
     static func forget(_ key: [UInt64]) {
         let removed = entries.withLockedValue { entries in

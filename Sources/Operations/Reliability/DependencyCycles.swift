@@ -195,9 +195,17 @@ enum DependencyCycles {
     /// The report ends with the lines of the dumps of the queues that hold the operations
     /// (``OpQueue/dump()``), taken before the check so as not to widen the moment between the
     /// check and the marks.
+    ///
+    /// One caller at a time ends a given cycle (``CycleWatch/claimEnding(_:)``); a caller that
+    /// finds it being ended returns `false` at once, and the other caller's end releases its wait.
     @discardableResult
     static func end(_ cycle: DependencyCycle) -> Bool {
-        defer { CycleWatch.forget(cycle.key) }
+        let key = cycle.key
+        guard CycleWatch.claimEnding(key) else { return false }
+        defer {
+            CycleWatch.forget(key)
+            CycleWatch.releaseEnding(key)
+        }
         let queueDump = QueueDump.section(for: cycle.operations)
         guard cycle.isIntact() else { return false }
         let error = cycle.error
