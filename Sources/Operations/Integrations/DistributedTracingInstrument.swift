@@ -17,8 +17,14 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
         var span: (any Span)?
     }
 
-    /// By the operations' serial numbers.
-    private let entries = LockedBox<[UInt64: Entry]>([:])
+    /// What the instrument holds: the entries by the operations' serial numbers, and whether it
+    /// takes new spans (false once it is removed, which ends the spans it held).
+    private struct Spans {
+        var isOpen = true
+        var entries: [UInt64: Entry] = [:]
+    }
+
+    private let spans = LockedBox(Spans())
     /// ``OpTracing/tracer``.
     let configuredTracer = LockedBox<(any Tracer)?>(nil)
     private let installed = LockedBox(true)
@@ -30,19 +36,30 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
     /// Installs or removes the instrument. Removing it ends the spans still open (their
     /// operations' finish will not be heard), with the outcome `unfinished`.
     func setInstalled(_ newValue: Bool) {
-        let changes = installed.withLockedValue { installed in
-            guard installed != newValue else { return false }
+        let open: [any Span] = installed.withLockedValue { installed in
+            guard installed != newValue else { return [] }
             installed = newValue
             // Under this lock, so that concurrent changes apply in order (Instruments' lock is
             // taken inside it, and calls out to nothing).
-            if newValue { Instruments.install(self) } else { Instruments.remove(self) }
-            return true
+            if newValue {
+                spans.withLockedValue { $0.isOpen = true }
+                Instruments.install(self)
+                return []
+            }
+            Instruments.remove(self)
+            // An operation heard starting before the removal may store its span after it: the
+            // span store is closed under its own lock, so such a span is ended by its starter.
+            return spans.withLockedValue { spans in
+                spans.isOpen = false
+                defer { spans.entries = [:] }
+                return spans.entries.values.compactMap(\.span)
+            }
         }
-        guard changes, !newValue else { return }
-        let open = entries.withLockedValue { entries in
-            defer { entries = [:] }
-            return entries.values.compactMap(\.span)
-        }
+        endUnfinished(open)
+    }
+
+    /// Ends `open`, spans of operations whose finish will not be heard.
+    private func endUnfinished(_ open: [any Span]) {
         for span in open {
             span.attributes["operations.outcome"] = "unfinished"
             span.end()
@@ -52,7 +69,7 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
     /// Runs `body`, the body of `operation`, with its span's context as the current
     /// `ServiceContext`.
     func runBody(of operation: Op, _ body: () -> Void) {
-        guard Instruments.isActive, let span = entries.withLockedValue({ $0[operation.serial]?.span }) else {
+        guard Instruments.isActive, let span = spans.withLockedValue({ $0.entries[operation.serial]?.span }) else {
             body()
             return
         }
@@ -67,9 +84,10 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
 
     func operationsEnqueued(_ operations: [Op], in queue: OpQueue, at time: UInt64) {
         guard let context = ServiceContext.current else { return }
-        entries.withLockedValue { entries in
+        spans.withLockedValue { spans in
+            guard spans.isOpen else { return }
             for operation in operations {
-                entries[operation.serial, default: Entry()].context = context
+                spans.entries[operation.serial, default: Entry()].context = context
             }
         }
     }
@@ -77,11 +95,17 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
     func operationStarted(_ operation: Op, at time: UInt64, thread: TraceThread) {
         let (group, queue) = operation.withState { ($0.group, $0.queue) }
         let span = startSpan(for: operation, group: group, queue: queue)
-        entries.withLockedValue { $0[operation.serial, default: Entry()].span = span }
+        let isKept = spans.withLockedValue { spans in
+            guard spans.isOpen else { return false }
+            spans.entries[operation.serial, default: Entry()].span = span
+            return true
+        }
+        // Removed while the span started: nothing will end it but this.
+        if !isKept { endUnfinished([span]) }
     }
 
     func operationFinished(_ operation: Op, _ finish: InstrumentedFinish) {
-        let entry = entries.withLockedValue { $0.removeValue(forKey: finish.serial) }
+        let entry = spans.withLockedValue { $0.entries.removeValue(forKey: finish.serial) }
         let span: any Span
         if let started = entry?.span {
             span = started
@@ -104,8 +128,8 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
     /// Starts the span of `operation`, under its group's span, or else under the context where
     /// it was enqueued, or else under the current one.
     private func startSpan(for operation: Op, group: GroupOp?, queue: OpQueue?, context: ServiceContext? = nil) -> any Span {
-        let (groupSpan, enqueuedContext) = entries.withLockedValue { entries in
-            (group.flatMap { entries[$0.serial]?.span }, context ?? entries[operation.serial]?.context)
+        let (groupSpan, enqueuedContext) = spans.withLockedValue { spans in
+            (group.flatMap { spans.entries[$0.serial]?.span }, context ?? spans.entries[operation.serial]?.context)
         }
         // Read outside the lock: a span is the tracer's code.
         let parent = groupSpan?.context ?? enqueuedContext ?? ServiceContext.current ?? .topLevel

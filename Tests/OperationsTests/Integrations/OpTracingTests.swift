@@ -135,6 +135,19 @@ struct OpTracingTests {
         #expect(tracer.finishedSpans.count { $0.operationName == token } == 1)
     }
 
+    /// An operation heard starting just before tracing was turned off stores its span after the
+    /// open spans were ended: its span is ended at once, as unfinished, instead of staying open.
+    @Test func aSpanStartedAsTracingIsTurnedOffIsEndedAsUnfinished() throws {
+        let token = uniqueToken("straggler")
+        let operation = BlockOp {}
+        operation.name = token
+        OpTracing.isEnabled = false
+        DistributedTracingInstrument.shared.operationStarted(operation, at: 0, thread: Instruments.currentThread)
+        OpTracing.isEnabled = true
+        let span = try #require(finishedSpan(named: token))
+        #expect(span.attributes["operations.outcome"]?.toSpanAttribute() == .string("unfinished"))
+    }
+
     @Test func disablingStopsTheSpans() throws {
         let token = uniqueToken("untraced")
         OpTracing.isEnabled = false
