@@ -40,6 +40,12 @@ extension OpQueue {
     /// conditions, exclusivity or limits, or for a free slot. It changes as they start; use it
     /// for display and metrics, not to decide whether to add (``tryAddOperation(_:)`` decides
     /// and adds at once).
+    ///
+    /// An operation that the queue took to start and that then waits for an exclusivity category
+    /// held elsewhere counts as pending again from the queue's next step, a moment after its own
+    /// state says it waits; until then it holds its slot instead. So the bound of
+    /// ``maxPendingOperationCount`` can be passed by such operations, at most one per slot of
+    /// ``maxConcurrentOperationCount``, when an add falls in that moment.
     public var pendingOperationCount: Int {
         withLock { machine.pendingCount }
     }
