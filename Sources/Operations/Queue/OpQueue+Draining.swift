@@ -221,6 +221,6 @@ extension OpQueue {
         /// Whether another drainer was requested.
         var requestsDrainer: Bool
         var stallCheck: UInt64?
-        var discarded: [ReadyLists.Entry]
+        var discarded: [ReadyLists.Entry]?
     }
 }

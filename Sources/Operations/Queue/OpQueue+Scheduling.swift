@@ -73,7 +73,7 @@ extension OpQueue {
         var misuse = OpStateMachine.Misuse.enqueueWhileEnqueued
         var barriers = 0
         var gated: [Op] = []
-        var discarded: [ReadyLists.Entry] = []
+        var discarded: [ReadyLists.Entry]?
         var wasClosed = false
         let changes: QueueChanges = withLock {
             if admission.isClosed {
@@ -283,7 +283,7 @@ extension OpQueue {
         var action: OpQueueStateMachine.Action
         var changes: QueueChanges
         var stallCheck: UInt64?
-        var discarded: [ReadyLists.Entry]
+        var discarded: [ReadyLists.Entry]?
     }
 
     /// Removes a member that is finished for good. Call with the lock held.

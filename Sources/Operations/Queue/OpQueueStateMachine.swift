@@ -55,8 +55,11 @@ struct OpQueueStateMachine {
     /// unlocking (an entry may hold the last reference to a finished operation).
     private(set) var discarded: [Entry] = []
 
-    /// Hands over the discarded entries.
-    mutating func takeDiscarded() -> [Entry] {
+    /// Hands over the discarded entries; `nil` if there are none (most events drop none, and an
+    /// empty array still costs a release where the result is destroyed).
+    @inline(__always)
+    mutating func takeDiscarded() -> [Entry]? {
+        if discarded.isEmpty { return nil }
         defer { discarded = [] }
         return discarded
     }
