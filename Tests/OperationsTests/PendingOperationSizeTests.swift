@@ -35,6 +35,20 @@ private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
         #expect(MemoryLayout<(@Sendable () -> Void)?>.size == 16)
     }
 
+    /// The state machine reads its lifecycle and gate back from two bits each by reinterpreting
+    /// them: that holds only while each enum is one byte whose value is its raw value.
+    @Test func theLifecycleAndTheGateAreStoredAsTheirRawValues() {
+        #expect(MemoryLayout<OpStateMachine.Lifecycle>.size == 1 && MemoryLayout<OpStateMachine.Gate>.size == 1)
+        for lifecycle in [OpStateMachine.Lifecycle.pending, .executing, .finishing, .finished] {
+            #expect(unsafeBitCast(lifecycle, to: UInt8.self) == lifecycle.rawValue)
+            #expect(lifecycle.rawValue <= 0b11)
+        }
+        for gate in [OpStateMachine.Gate.open, .closed, .evaluating, .waitingForExclusivity] {
+            #expect(unsafeBitCast(gate, to: UInt8.self) == gate.rawValue)
+            #expect(gate.rawValue <= 0b11)
+        }
+    }
+
     @Test func theLifecycleAndTheGateShareAByteWithoutDisturbingEachOther() {
         var machine = OpStateMachine()
         #expect(machine.lifecycle == .pending && machine.gate == .open)

@@ -176,15 +176,20 @@ struct OpStateMachine {
         get { has(.hadDependencies) }
         set { set(.hadDependencies, newValue) }
     }
+    // Both enums have four cases without payloads, so each is one byte holding its case's index,
+    // which is its raw value: two bits read back without `init(rawValue:)`, which the compiler
+    // left as a call in every transition (checked by `PendingOperationSizeTests`).
+    @inline(__always)
     var lifecycle: Lifecycle {
-        get { Lifecycle(rawValue: phase & 0b11).unsafelyUnwrapped }
+        get { unsafeBitCast(phase & 0b11, to: Lifecycle.self) }
         set { phase = phase & ~0b11 | newValue.rawValue }
     }
     /// Whether conditions or exclusivity still stand between readiness and the ready list. Only
     /// an operation in a queue passes them there (a manual start passes them on the calling
     /// thread); a cancelled operation skips them.
+    @inline(__always)
     var gate: Gate {
-        get { Gate(rawValue: phase >> 2 & 0b11).unsafelyUnwrapped }
+        get { unsafeBitCast(phase >> 2 & 0b11, to: Gate.self) }
         set { phase = phase & 0b11 | newValue.rawValue << 2 }
     }
     /// How many dependencies hold the operation back (each lists it as a dependent).
