@@ -28,7 +28,8 @@ extension OpStateMachine {
     /// Queues a change of a property that is not a flag for the operation's observers (if any
     /// observe it). Call inside a transition. `hasValues: false` records placeholders (see
     /// ``ObserverRegistry/Record/hasValues``).
-    func record(_ property: OpProperty, old: Any, new: Any, hasValues: Bool = true) {
+    @inline(__always)
+    func record<Old, New>(_ property: OpProperty, old: Old, new: New, hasValues: Bool = true) {
         registry?.record(property: property.rawValue, oldValue: old, newValue: new, hasValues: hasValues)
     }
 
