@@ -13,6 +13,23 @@ import Testing
         #expect(Array(list) == [1, 2, 3, 4])
     }
 
+    @Test func movingAllElementsAppendsThemInOrderAndEmptiesTheList() {
+        var target = [0]
+        var empty = SmallList<Int>()
+        empty.moveAll(into: &target)
+        #expect(target == [0] && empty.isEmpty)
+        var one = SmallList<Int>()
+        one.append(1)
+        one.moveAll(into: &target)
+        #expect(target == [0, 1] && one.isEmpty && one.count == 0)
+        var several = SmallList<Int>()
+        for value in 2...5 { several.append(value) }
+        several.moveAll(into: &target)
+        #expect(target == [0, 1, 2, 3, 4, 5] && several.isEmpty && several.array.isEmpty)
+        several.append(6)   // still usable: the inline element first again
+        #expect(several.array == [6])
+    }
+
     @Test func removingTheFirstMatchKeepsTheOrderOfTheOthers() {
         var list = SmallList<Int>()
         for value in [1, 2, 3, 2] { list.append(value) }

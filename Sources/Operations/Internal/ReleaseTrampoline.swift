@@ -12,8 +12,7 @@ enum ReleaseTrampoline {
     static func release(_ objects: inout SmallList<Op>) {
         guard !objects.isEmpty else { return }
         let context = ThreadContext.current
-        context.pointee.pendingReleases.append(contentsOf: objects)
-        objects = SmallList()
+        objects.moveAll(into: &context.pointee.pendingReleases)
         if context.pointee.isReleasing { return }   // an outer deinit on this thread releases them
         context.pointee.isReleasing = true
         while let object = context.pointee.pendingReleases.popLast() {

@@ -25,6 +25,18 @@ struct SmallList<Element>: Sequence {
         }
     }
 
+    /// Moves every element to the end of `array`, in order, leaving the list empty: the inline
+    /// element is appended by itself, without the sequence copy of `append(contentsOf:)`.
+    mutating func moveAll(into array: inout [Element]) {
+        guard let first = head else { return }
+        head = nil
+        array.append(first)
+        if !tail.isEmpty {
+            array.append(contentsOf: tail)
+            tail = []
+        }
+    }
+
     /// Removes and returns the first element that matches, keeping the order of the others.
     @discardableResult
     mutating func removeFirst(where matches: (Element) -> Bool) -> Element? {
