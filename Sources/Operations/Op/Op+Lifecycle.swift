@@ -58,8 +58,9 @@ extension Op {
         case waitsForCategories
     }
 
-    /// Starts the operation on behalf of its queue, from a ready-list entry carrying `ticket`.
-    final func runFromQueue(ticket: Op.Ticket) -> QueueRunOutcome {
+    /// Starts the operation on behalf of `queue`, its queue, whose drainer runs on this thread,
+    /// from a ready-list entry carrying `ticket`.
+    final func runFromQueue(ticket: Op.Ticket, queue: OpQueue) -> QueueRunOutcome {
         var action = lifecycleTransition { $0.startFromQueue(ticket: ticket) }
         if case .takeCategories(let request) = action {
             let waits: Bool
@@ -68,7 +69,7 @@ extension Op {
         }
         switch action {
         case .run:
-            ThreadContext.queue?.noteStarted(self)
+            queue.noteStarted(self)
             if Instruments.isActive { Instruments.started(self) }
             // An `AsyncOp` that a handler of its start finished has no body left to run (it gave
             // its slot back as it finished).
@@ -82,7 +83,7 @@ extension Op {
             }
             return .finished(completesInDrainer: finishSynchronousBody(releasesSlot: false, inDrainer: true))
         case .finishWithoutRunning(let finish):
-            ThreadContext.queue?.noteStarted(self)
+            queue.noteStarted(self)
             return .finished(completesInDrainer: performFinish(finish, releasesSlot: false, inDrainer: true))
         case .skip:
             return .skipped

@@ -179,8 +179,14 @@ extension OpStateMachine {
     /// group, that has no request in the table, first tries to take its permit without the
     /// table: an atomic compare-and-swap, which may run under the operation's lock (it calls
     /// nothing). Taken, it asks for nothing (`takenWithoutLock`), and starts.
+    @inline(__always)
     mutating func takesCategoriesAtStart() -> (request: CategoryRequest?, takenWithoutLock: Bool) {
         guard isExclusive, !isCancelled, let extras else { return (nil, false) }
+        return takesCategoriesAtStart(extras)
+    }
+
+    /// ``takesCategoriesAtStart()`` for an exclusive operation that is not cancelled.
+    private mutating func takesCategoriesAtStart(_ extras: Extras) -> (request: CategoryRequest?, takenWithoutLock: Bool) {
         if extras.limits.count == 1, extras.exclusivityCategories.isEmpty, let bound = extras.limits[0].bound {
             // (A group, the one kind that runs when cancelled, also asks for its children's
             // exclusive categories: it asks the table.)

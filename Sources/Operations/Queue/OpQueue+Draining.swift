@@ -176,7 +176,7 @@ extension OpQueue {
     @inline(__always)
     private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?, cameToNothing: inout Op?,
                            givenBack: inout Op?) {
-        switch entry.operation.runFromQueue(ticket: entry.ticket) {
+        switch entry.operation.runFromQueue(ticket: entry.ticket, queue: self) {
         case .finished(let completesInDrainer):
             releasing = true
             leaving = completesInDrainer ? entry.operation : nil

@@ -71,8 +71,13 @@ extension OpQueue {
     }
 
     /// Reports that the queue started `operation` to ``events(bufferingPolicy:)`` subscribers.
+    @inline(__always)
     final func noteStarted(_ operation: Op) {
-        guard registry.observes(QueueProperty.startedOperation.rawValue) else { return }
+        if registry.observes(QueueProperty.startedOperation.rawValue) { reportStarted(operation) }
+    }
+
+    /// ``noteStarted(_:)`` for a queue whose starts are observed.
+    private final func reportStarted(_ operation: Op) {
         registry.record(property: QueueProperty.startedOperation.rawValue, oldValue: (), newValue: operation)
         registry.deliver(to: self)
     }
@@ -86,8 +91,14 @@ extension OpQueue {
     }
 
     /// Records changes of `operationCount` and `operations`. Call with the lock held.
+    @inline(__always)
     final func recordMembershipChange(countBefore: Int, operationsBefore: [Op]?) -> QueueChanges {
         guard !registry.isEmpty else { return QueueChanges() }
+        return recordObservedMembershipChange(countBefore: countBefore, operationsBefore: operationsBefore)
+    }
+
+    /// ``recordMembershipChange(countBefore:operationsBefore:)`` for a queue with observers.
+    private final func recordObservedMembershipChange(countBefore: Int, operationsBefore: [Op]?) -> QueueChanges {
         let countAfter = machine.operationCount
         guard countAfter != countBefore else { return QueueChanges() }
         if let operationsBefore {

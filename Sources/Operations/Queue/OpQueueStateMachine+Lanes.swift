@@ -50,8 +50,14 @@ extension OpQueueStateMachine {
     /// its start came to nothing): if it is a lane's head, the next parked operation becomes the
     /// head and goes to the front of the ready lists. Returns whether a drainer is needed (see
     /// ``pushUnparked(_:callerWillPoll:)``).
+    @inline(__always)
     mutating func releaseLane(of operation: Op, callerWillPoll: Bool) -> Bool {
         guard operation.membership.isLaneHead else { return false }
+        return releaseLaneOfHead(operation, callerWillPoll: callerWillPoll)
+    }
+
+    /// ``releaseLane(of:callerWillPoll:)`` for an operation that heads a lane.
+    private mutating func releaseLaneOfHead(_ operation: Op, callerWillPoll: Bool) -> Bool {
         operation.membership.isLaneHead = false
         let id = ObjectIdentifier(operation)
         let found: Lane?

@@ -263,8 +263,14 @@ struct OpQueueStateMachine {
     /// Drops stale entries when they outnumber the live ones (or when nothing else is left), so
     /// that they neither pile up nor keep finished operations alive. Amortised O(1): a compaction
     /// of n entries follows at least n/2 stale ones.
+    @inline(__always)
     private mutating func compactIfNeeded() {
         guard staleEntries > 0, staleEntries * 2 > ready.count || ready.count == staleEntries else { return }
+        compact()
+    }
+
+    /// The work of ``compactIfNeeded()``, kept out of line.
+    private mutating func compact() {
         let before = discarded.count
         ready.compact(into: &discarded, keeping: Self.isLive)
         staleEntries -= discarded.count - before
@@ -313,6 +319,7 @@ struct OpQueueStateMachine {
 
     /// Requests a drainer if an operation could start and no requested drainer is on its way.
     /// A caller that will poll (a drainer finishing an operation of this queue) counts as one.
+    @inline(__always)
     private mutating func requestDrainerIfNeeded(callerWillPoll: Bool) -> Bool {
         guard canStartMore, pendingDrainers == 0, !callerWillPoll else { return false }
         pendingDrainers += 1
@@ -423,6 +430,7 @@ struct OpQueueStateMachine {
 
     /// If the queue is stalled and no check is pending, marks one pending and returns the current
     /// progress generation for it.
+    @inline(__always)
     mutating func stallCheckIfNeeded() -> UInt64? {
         guard isStalled, !stallCheckPending else { return nil }
         stallCheckPending = true
