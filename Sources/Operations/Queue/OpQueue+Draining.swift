@@ -85,17 +85,22 @@ extension OpQueue {
                 run(entry, releasing: &releasing, leaving: &leaving, cameToNothing: &cameToNothing, givenBack: &givenBack)
                 continue
             }
+            // Moved out of the variables that `run` sets, into constants: the closure below reads
+            // constants without retaining them, and each call with them needs no copy.
+            let finished = leaving.take()
+            let cameToNothingNow = cameToNothing.take()
+            let givenBackNow = givenBack.take()
             // One lock acquisition per operation: the one that just finished leaves, its slot is
             // given back, and the next one is taken.
             var step: DrainStep = withLock {
-                if let operation = cameToNothing {
+                if let operation = cameToNothingNow {
                     // A lane's head that will not ask after all lets the next one go.
                     _ = machine.releaseLane(of: operation, callerWillPoll: true)
                 }
-                if let operation = givenBack {
+                if let operation = givenBackNow {
                     machine.startGivenBack(operation)
                 }
-                let left = leaving.map { leaveLocked($0, callerWillPoll: true) }
+                let left = finished.map { leaveLocked($0, callerWillPoll: true) }
                 if let left, left.changes.recorded {
                     // Observers learn of the leaving before this drainer takes another operation,
                     // so that nothing of the queue is held up by this thread while they run (a
@@ -122,12 +127,9 @@ extension OpQueue {
             }
             if step.requestsDrainer { startDrainer() }
             // Moved out, not copied: a copy retains each of its references.
-            if let left = step.left.take(), let leaving {
-                performLeaving(left, completing: leaving)
+            if let left = step.left.take(), let finished {
+                performLeaving(left, completing: finished)
             }
-            leaving = nil
-            cameToNothing = nil
-            givenBack = nil
             if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
             let entry: ReadyLists.Entry
             switch step.next {
