@@ -132,7 +132,7 @@ extension OpQueue {
             }
             if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
             let entry: ReadyLists.Entry
-            switch step.next {
+            switch step.next.take() {   // moved out: the step's copy is not released separately
             case .none:
                 releasing = false   // given back with the leaving
                 continue
@@ -176,7 +176,7 @@ extension OpQueue {
     /// leaves the queue with the next lock acquisition, and whether its start was given back (it
     /// is pending again).
     @inline(__always)
-    private final func run(_ entry: ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?, cameToNothing: inout Op?,
+    private final func run(_ entry: consuming ReadyLists.Entry, releasing: inout Bool, leaving: inout Op?, cameToNothing: inout Op?,
                            givenBack: inout Op?) {
         switch entry.operation.runFromQueue(ticket: entry.ticket, queue: self) {
         case .finished(let completesInDrainer):
