@@ -127,7 +127,7 @@ extension OpQueue {
             }
             if step.requestsDrainer { startDrainer() }
             // Moved out, not copied: a copy retains each of its references.
-            if let left = step.left.take(), let finished {
+            if let left = step.left.take(), let finished = consume finished {
                 performLeaving(left, completing: finished)
             }
             if let stallCheck = step.stallCheck { scheduleStallCheck(generation: stallCheck) }
