@@ -1,3 +1,4 @@
+import OperationsRuntimeShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,21 +23,9 @@ enum LockTable {
     /// The number of stripes; a power of two.
     static let count = 1 << bits
 
-    /// log2 of ``count``.
+    /// log2 of ``count``; the C table (`operations_stripes`) has as many (checked by
+    /// `LockTableTests`).
     private static let bits = 10
-
-    /// One mutex per cache line, so that neighbouring stripes do not share a line.
-    private static let stride = max(MemoryLayout<pthread_mutex_t>.stride, 64)
-
-    private nonisolated(unsafe) static let storage: UnsafeMutableRawPointer = {
-        // nonisolated(unsafe): written once here (Swift runs static initializers exactly once,
-        // thread-safely) and only read afterwards; the mutexes themselves are thread-safe.
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * stride, alignment: 64)
-        for index in 0..<count {
-            Lock.initialize(raw.advanced(by: index * stride).assumingMemoryBound(to: pthread_mutex_t.self))
-        }
-        return raw
-    }()
 
     /// The stripe index for an object.
     @inline(__always)
@@ -48,7 +37,7 @@ enum LockTable {
 
     @inline(__always)
     private static func mutex(_ stripe: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
-        storage.advanced(by: stripe * stride).assumingMemoryBound(to: pthread_mutex_t.self)
+        operations_stripe_mutex(stripe)
     }
 
     @inline(__always)

@@ -2,6 +2,7 @@
 #define OPERATIONS_RUNTIME_SHIMS_H
 
 #include <stddef.h>
+#include <pthread.h>
 
 /// The Swift runtime's conditional retain: retains `object` and returns it, unless the object's
 /// deinitialization has begun (then it returns NULL and changes nothing). Part of the Swift
@@ -26,5 +27,30 @@ int operations_describe_address(const void *_Nullable address, char *_Nonnull bu
 /// How many CPUs the calling thread may run on (its affinity mask: a container's cpuset,
 /// `taskset`), or 0 where the platform cannot tell (then every core online counts).
 int operations_allowed_cpu_count(void);
+
+/// How many stripe locks guard the state of operations (see `LockTable` in the `Operations`
+/// module); a power of two.
+#define OPERATIONS_STRIPE_COUNT 1024
+
+/// One stripe lock, alone on its cache line, so that neighbouring stripes do not share a line.
+typedef struct operations_stripe {
+    _Alignas(64) pthread_mutex_t mutex;
+} operations_stripe;
+
+/// The stripe locks, initialized statically (glibc's adaptive mutex, or an error-checking one in
+/// debug builds; a default mutex elsewhere). Static, so that reaching one is an address
+/// computation: a table created by Swift code on first use costs a `swift_once` check at every
+/// lock and unlock.
+extern operations_stripe operations_stripes[OPERATIONS_STRIPE_COUNT];
+
+/// The bytes between two stripes (Swift does not import the over-aligned struct itself).
+static inline size_t operations_stripe_stride(void) {
+    return sizeof(operations_stripe);
+}
+
+/// The mutex of stripe `index` (0 ≤ `index` < `OPERATIONS_STRIPE_COUNT`).
+static inline pthread_mutex_t *_Nonnull operations_stripe_mutex(long index) {
+    return &operations_stripes[index].mutex;
+}
 
 #endif
