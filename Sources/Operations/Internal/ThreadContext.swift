@@ -1,3 +1,4 @@
+import OperationsRuntimeShims
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -88,7 +89,8 @@ struct ThreadContext {
     /// The calling thread's context.
     @inline(__always)
     static var current: UnsafeMutablePointer<ThreadContext> {
-        if let raw = pthread_getspecific(key) {
+        // A C thread-local: one load (see `operations_thread_context`).
+        if let raw = operations_thread_context() {
             return raw.assumingMemoryBound(to: ThreadContext.self)
         }
         return makeCurrent()
@@ -98,6 +100,8 @@ struct ThreadContext {
     private static func makeCurrent() -> UnsafeMutablePointer<ThreadContext> {
         let context = UnsafeMutablePointer<ThreadContext>.allocate(capacity: 1)
         context.initialize(to: ThreadContext())
+        operations_set_thread_context(context)
+        // Registered with the key only so that its destructor frees the context at thread exit.
         pthread_setspecific(key, context)
         return context
     }
@@ -110,6 +114,11 @@ struct ThreadContext {
             #else
             guard let context = raw?.assumingMemoryBound(to: ThreadContext.self) else { return }
             #endif
+            // Cleared first: code that runs later in the thread's exit (another key's destructor
+            // releasing an operation) makes itself a new context instead of reaching this one.
+            if operations_thread_context() == UnsafeMutableRawPointer(context) {
+                operations_set_thread_context(nil)
+            }
             context.deinitialize(count: 1)
             context.deallocate()
         }

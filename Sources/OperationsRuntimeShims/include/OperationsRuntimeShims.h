@@ -28,6 +28,21 @@ int operations_describe_address(const void *_Nullable address, char *_Nonnull bu
 /// `taskset`), or 0 where the platform cannot tell (then every core online counts).
 int operations_allowed_cpu_count(void);
 
+/// The calling thread's context (`ThreadContext` in the `Operations` module), or NULL before the
+/// thread first needs one. A C thread-local variable: reading it is a load, where
+/// `pthread_getspecific` is a call (and its key a lazily created Swift global). The context is
+/// still registered with a pthread key too, whose destructor frees it when the thread exits and
+/// clears this variable first.
+extern __thread void *_Nullable operations_thread_context_storage;
+
+static inline void *_Nullable operations_thread_context(void) {
+    return operations_thread_context_storage;
+}
+
+static inline void operations_set_thread_context(void *_Nullable context) {
+    operations_thread_context_storage = context;
+}
+
 /// How many stripe locks guard the state of operations (see `LockTable` in the `Operations`
 /// module); a power of two.
 #define OPERATIONS_STRIPE_COUNT 1024
