@@ -13,15 +13,37 @@ struct ReadyLists {
         let ticket: Op.Ticket
     }
 
-    private var lists = [RingBuffer<Entry>](repeating: RingBuffer(), count: Op.QueuePriority.allCases.count)
+    // One stored list per level, not an array of them: reaching a list is a field access, with
+    // no bounds check and no uniqueness check of an array buffer on every push and pop.
+    private var veryHigh = RingBuffer<Entry>()
+    private var high = RingBuffer<Entry>()
+    private var normal = RingBuffer<Entry>()
+    private var low = RingBuffer<Entry>()
+    private var veryLow = RingBuffer<Entry>()
     private(set) var count = 0
+
+    /// How many levels there are, one list each.
+    private static var levels: Int { 5 }
 
     init() {}
 
     var isEmpty: Bool { count == 0 }
 
+    /// Runs `body` on the list of level `index` (0 for `veryHigh` through 4 for `veryLow`).
+    @inline(__always)
+    private mutating func withList<Result>(_ index: Int, _ body: (inout RingBuffer<Entry>) -> Result) -> Result {
+        switch index {
+        case 0: body(&veryHigh)
+        case 1: body(&high)
+        case 2: body(&normal)
+        case 3: body(&low)
+        default: body(&veryLow)
+        }
+    }
+
+    /// Appends `entry` to the list of `priority`.
     mutating func push(_ entry: Entry, priority: Op.QueuePriority) {
-        lists[priority.readyListIndex].append(entry)
+        withList(priority.readyListIndex) { $0.append(entry) }
         count += 1
     }
 
@@ -29,27 +51,34 @@ struct ReadyLists {
     /// `dropped`, for the caller to release after unlocking. O(count).
     mutating func compact(into dropped: inout [Entry], keeping isKept: (Entry) -> Bool) {
         let before = dropped.count
-        for index in lists.indices where !lists[index].isEmpty {
-            var kept = RingBuffer<Entry>()
-            for entry in lists[index].removeAll() {
-                if isKept(entry) { kept.append(entry) } else { dropped.append(entry) }
+        for index in 0..<Self.levels {
+            withList(index) { list in
+                guard !list.isEmpty else { return }
+                var kept = RingBuffer<Entry>()
+                for entry in list.removeAll() {
+                    if isKept(entry) { kept.append(entry) } else { dropped.append(entry) }
+                }
+                list = kept
             }
-            lists[index] = kept
         }
         count -= dropped.count - before
     }
 
     /// The number of entries the lists have room for without growing.
     var capacity: Int {
-        lists.reduce(0) { $0 + $1.capacity }
+        veryHigh.capacity + high.capacity + normal.capacity + low.capacity + veryLow.capacity
     }
 
+    /// Removes and returns the oldest entry of the highest non-empty level.
     mutating func pop() -> Entry? {
         guard count > 0 else { return nil }
-        for index in lists.indices where !lists[index].isEmpty {
-            count -= 1
-            return lists[index].popFirst()
-        }
-        preconditionFailure("Internal inconsistency: ready count \(count) with empty lists")
+        count -= 1
+        // Highest level first.
+        if !veryHigh.isEmpty { return veryHigh.popFirst() }
+        if !high.isEmpty { return high.popFirst() }
+        if !normal.isEmpty { return normal.popFirst() }
+        if !low.isEmpty { return low.popFirst() }
+        if !veryLow.isEmpty { return veryLow.popFirst() }
+        preconditionFailure("Internal inconsistency: ready count \(count + 1) with empty lists")
     }
 }
