@@ -58,12 +58,6 @@ enum Exclusivity {
         }
     }
 
-    /// A suspended queue, held weakly: a queue released while suspended is no longer counted
-    /// (another queue may get its address).
-    private struct SuspendedQueue {
-        weak var queue: OpQueue?
-    }
-
     /// The table.
     private struct Table {
         var machine = ExclusivityStateMachine()
@@ -71,11 +65,15 @@ enum Exclusivity {
         /// declared both ways is caught at once.
         var limits = LimitStateMachine()
         /// The queues that are suspended, as they told (see ``Exclusivity/queue(_:isSuspended:)``).
-        var suspendedQueues: [ObjectIdentifier: SuspendedQueue] = [:]
+        /// By identity only, without a reference: a queue released while suspended takes itself
+        /// out as it is deinitialized (``Exclusivity/forgetSuspendedQueue(_:)``), before another
+        /// object can get its address. (A weak reference would give every queue ever suspended a
+        /// side table, and send its retains and releases down the runtime's slow path.)
+        var suspendedQueues: Set<ObjectIdentifier> = []
 
         func isSuspended(_ queue: OpQueue) -> Bool {
             guard !suspendedQueues.isEmpty else { return false }
-            return suspendedQueues[ObjectIdentifier(queue)]?.queue === queue
+            return suspendedQueues.contains(ObjectIdentifier(queue))
         }
 
         /// The operation of `operation`'s request, if it holds or waits (the payload of a request
@@ -259,14 +257,10 @@ enum Exclusivity {
         table.withLockedValue { table in
             let id = ObjectIdentifier(queue)
             guard suspended else {
-                table.suspendedQueues[id] = nil
+                table.suspendedQueues.remove(id)
                 return Suspension(steppedAside: [], turns: [])
             }
-            // Queues released while suspended are forgotten now and then.
-            if table.suspendedQueues.count > 16 {
-                table.suspendedQueues = table.suspendedQueues.filter { $0.value.queue != nil }
-            }
-            table.suspendedQueues[id] = SuspendedQueue(queue: queue)
+            table.suspendedQueues.insert(id)
             let waiting = table.machine.waitingRequests { ($0 as? Asker)?.queue == id }
             // Those that hold their exclusive categories and wait for counted ones (or were
             // offered them) give back both.
@@ -287,6 +281,17 @@ enum Exclusivity {
             return Suspension(steppedAside: waiting.compactMap { $0.payload as? Asker } + waitingForLimits.compactMap { $0.payload as? Asker },
                               turns: turns, limitTurns: limitTurns)
         }
+    }
+
+    /// Whether the table counts the queue with `id` as suspended (for tests).
+    static func countsAsSuspended(_ id: ObjectIdentifier) -> Bool {
+        table.withLockedValue { $0.suspendedQueues.contains(id) }
+    }
+
+    /// The queue with `id`, which was suspended, is being deinitialized: it is forgotten, before
+    /// its address can be another object's.
+    static func forgetSuspendedQueue(_ id: ObjectIdentifier) {
+        _ = table.withLockedValue { $0.suspendedQueues.remove(id) }
     }
 
     /// What a queue's suspension asks for once its lock is released.

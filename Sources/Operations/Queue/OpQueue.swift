@@ -126,6 +126,10 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         if !isGroupQueue {
             QueueRegistry.unregister(self)
         }
+        if machine.isSuspended {
+            // Released while suspended: the exclusivity table, told of the suspension, forgets it.
+            Exclusivity.forgetSuspendedQueue(ObjectIdentifier(self))
+        }
     }
 
     /// The synchronous operations executing in this queue if it runs on the worker pool (see

@@ -142,6 +142,15 @@ import Testing
             machine.checkInvariants()
             #endif
         }
+        // Everyone still holding or waiting through the table leaves, as their operations would:
+        // the line empties, and only the holders without a record keep permits. (Left behind,
+        // the waiting records and their categories, which point at each other, would leak.)
+        for index in model.line + Array(model.granted.union(model.offered)) {
+            machine.release(id(index))
+            _ = machine.takeTurns()
+        }
+        #expect(machine.waiting(in: "c").isEmpty)
+        #expect(machine.permitsInUse(of: "c") == model.lockFree.count)
     }
 
     @Test func aRetiredCategoryIsRevivedWhenItsDeclarationAsksAgain() {

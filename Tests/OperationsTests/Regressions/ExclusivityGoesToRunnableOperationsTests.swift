@@ -45,6 +45,23 @@ import Dispatch
         #expect(holders(category).isEmpty)
     }
 
+    /// The exclusivity table knows suspended queues by identity alone: a queue released while
+    /// suspended leaves it as it is deinitialized, so that a queue made later at the same address
+    /// is not taken for suspended.
+    @Test func aQueueReleasedWhileSuspendedIsForgottenByTheTable() {
+        var id: ObjectIdentifier?
+        do {
+            let queue = OpQueue()
+            queue.isSuspended = true
+            id = ObjectIdentifier(queue)
+            #expect(Exclusivity.countsAsSuspended(ObjectIdentifier(queue)))
+            queue.isSuspended = false
+            #expect(!Exclusivity.countsAsSuspended(ObjectIdentifier(queue)))
+            queue.isSuspended = true
+        }
+        #expect(!Exclusivity.countsAsSuspended(id!))
+    }
+
     @Test func aWaitingOperationWhoseQueueIsSuspendedStepsAside() {
         let category = uniqueToken("step-aside")
         let log = EventLog<String>()
