@@ -39,11 +39,13 @@ private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
     /// them: that holds only while each enum is one byte whose value is its raw value.
     @Test func theLifecycleAndTheGateAreStoredAsTheirRawValues() {
         #expect(MemoryLayout<OpStateMachine.Lifecycle>.size == 1 && MemoryLayout<OpStateMachine.Gate>.size == 1)
-        for lifecycle in [OpStateMachine.Lifecycle.pending, .executing, .finishing, .finished] {
+        // Two bits each: four cases at most.
+        #expect(OpStateMachine.Lifecycle.allCases.count <= 4 && OpStateMachine.Gate.allCases.count <= 4)
+        for lifecycle in OpStateMachine.Lifecycle.allCases {
             #expect(unsafeBitCast(lifecycle, to: UInt8.self) == lifecycle.rawValue)
             #expect(lifecycle.rawValue <= 0b11)
         }
-        for gate in [OpStateMachine.Gate.open, .closed, .evaluating, .waitingForExclusivity] {
+        for gate in OpStateMachine.Gate.allCases {
             #expect(unsafeBitCast(gate, to: UInt8.self) == gate.rawValue)
             #expect(gate.rawValue <= 0b11)
         }

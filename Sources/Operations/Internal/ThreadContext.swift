@@ -10,8 +10,8 @@ import Darwin
 /// What the calling thread is doing for the library: which operation's body it runs, which
 /// queue it drains, whose completion block or observers it calls, and so on.
 ///
-/// One context per thread, in memory found through a single thread-specific key, so that
-/// entering and leaving a scope costs two plain stores. Every field is read and written only by
+/// One context per thread, found through a C thread-local variable on Linux (a thread-specific
+/// key elsewhere), so that entering and leaving a scope costs two plain stores. Every field is read and written only by
 /// the thread the context belongs to. The objects it names are unretained: the caller of each
 /// `with…` scope keeps them alive for its duration.
 ///
@@ -89,19 +89,34 @@ struct ThreadContext {
     /// The calling thread's context.
     @inline(__always)
     static var current: UnsafeMutablePointer<ThreadContext> {
-        // A C thread-local: one load (see `operations_thread_context`).
-        if let raw = operations_thread_context() {
+        if let raw = stored {
             return raw.assumingMemoryBound(to: ThreadContext.self)
         }
         return makeCurrent()
+    }
+
+    /// The context stored for the calling thread. On Linux, a C thread-local (see
+    /// `operations_thread_context`): a load where the library is linked into the program, where
+    /// `pthread_getspecific` is a call behind the key's lazy initialization. Elsewhere (Darwin,
+    /// whose thread-local storage is freed by a key destructor of its own, in an order not
+    /// checked here) the key itself.
+    @inline(__always)
+    private static var stored: UnsafeMutableRawPointer? {
+        #if os(Linux)
+        operations_thread_context()
+        #else
+        pthread_getspecific(key)
+        #endif
     }
 
     @inline(never)
     private static func makeCurrent() -> UnsafeMutablePointer<ThreadContext> {
         let context = UnsafeMutablePointer<ThreadContext>.allocate(capacity: 1)
         context.initialize(to: ThreadContext())
+        #if os(Linux)
         operations_set_thread_context(context)
-        // Registered with the key only so that its destructor frees the context at thread exit.
+        #endif
+        // On Linux, registered with the key only so that its destructor frees it at thread exit.
         pthread_setspecific(key, context)
         return context
     }
@@ -114,11 +129,14 @@ struct ThreadContext {
             #else
             guard let context = raw?.assumingMemoryBound(to: ThreadContext.self) else { return }
             #endif
+            #if os(Linux)
             // Cleared first: code that runs later in the thread's exit (another key's destructor
             // releasing an operation) makes itself a new context instead of reaching this one.
+            // (glibc and musl keep `__thread` storage until after every key destructor.)
             if operations_thread_context() == UnsafeMutableRawPointer(context) {
                 operations_set_thread_context(nil)
             }
+            #endif
             context.deinitialize(count: 1)
             context.deallocate()
         }

@@ -28,7 +28,7 @@ import Dispatch
 ///   queue).
 struct OpStateMachine {
     /// Where the operation is in its one-shot life.
-    enum Lifecycle: UInt8, Sendable {
+    enum Lifecycle: UInt8, Sendable, CaseIterable {
         /// Not started yet (it may be waiting in a queue).
         case pending
         /// `main()` or the asynchronous body is running.
@@ -73,7 +73,7 @@ struct OpStateMachine {
     }
 
     /// The steps between "every dependency finished" and "running" (see `OpStateMachine+Gates.swift`).
-    enum Gate: UInt8, Sendable {
+    enum Gate: UInt8, Sendable, CaseIterable {
         /// Nothing to pass before the ready list: the operation goes there as soon as it is ready
         /// (an exclusive one takes its categories when its queue starts it).
         case open

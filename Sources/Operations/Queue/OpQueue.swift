@@ -128,6 +128,8 @@ open class OpQueue: @unchecked Sendable, CustomStringConvertible {
         }
         if machine.isSuspended {
             // Released while suspended: the exclusivity table, told of the suspension, forgets it.
+            // (This takes the table's lock: nothing may release a queue, or an operation, which
+            // holds its queue, with that lock held.)
             Exclusivity.forgetSuspendedQueue(ObjectIdentifier(self))
         }
     }

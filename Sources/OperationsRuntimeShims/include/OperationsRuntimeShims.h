@@ -29,10 +29,11 @@ int operations_describe_address(const void *_Nullable address, char *_Nonnull bu
 int operations_allowed_cpu_count(void);
 
 /// The calling thread's context (`ThreadContext` in the `Operations` module), or NULL before the
-/// thread first needs one. A C thread-local variable: reading it is a load, where
-/// `pthread_getspecific` is a call (and its key a lazily created Swift global). The context is
-/// still registered with a pthread key too, whose destructor frees it when the thread exits and
-/// clears this variable first.
+/// thread first needs one; used on Linux. A C thread-local variable: reading it is a load where
+/// the library is linked into the program (a call to the C library's lookup from a shared
+/// library), where `pthread_getspecific` is a call and its key a lazily created Swift global.
+/// The context is still registered with a pthread key too, whose destructor frees it when the
+/// thread exits and clears this variable first.
 extern __thread void *_Nullable operations_thread_context_storage;
 
 static inline void *_Nullable operations_thread_context(void) {
