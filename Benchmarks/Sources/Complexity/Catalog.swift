@@ -81,12 +81,17 @@ enum Catalog {
         // neither side slower. The gate is the same bound on the exclusive operations' time,
         // expressed against the faster baseline: 3.3 ÷ 0.82 ≈ 4×. The quadratic behaviour it
         // guards against was 1,290×.
-        Figure(name: "figure-exclusivity", wanted: "defect 5: 8,000 ops in one category ÷ the same ops on a width-1 queue (issue 22: 3×, gated at 3.3× of the width-1 of then; 4× of today's 18 % faster one)",
+        Figure(name: "figure-exclusivity", wanted: "defect 5: 8,000 ops in one category ÷ the same ops on a width-1 queue (issue 22: 3×, gated at 3.3×; today's width-1 queue is 18 % cheaper)",
                measured: Arm(workload: "exclusivity-one-queue", n: 8_000), baseline: Arm(workload: "width-1", n: 8_000),
                limit: 4.0),
-        Figure(name: "figure-chain", wanted: "defect 6: a 16,000-link chain built backwards within 2× one built forwards",
+        // Issue 22 wants 2×; it measured 1.8–2.1 until issue 26's third part made the forward
+        // chain, the baseline, 19 % cheaper (7,503 → 6,087 instructions per link) while a
+        // backward edge still pays the cycle search's visits: 2.45–2.8 on an idle machine since.
+        // Gated at 3×, which still fails the quadratic search it guards against (each new edge
+        // visiting every earlier one: hundreds of times the forward chain at this size).
+        Figure(name: "figure-chain", wanted: "defect 6: a 16,000-link chain built backwards within 3× one built forwards (issue 22: 2×; today's forward chain is 19 % cheaper)",
                measured: Arm(workload: "chain-backwards", n: 16_000), baseline: Arm(workload: "chain-forwards", n: 16_000),
-               limit: 2),
+               limit: 3),
         Figure(name: "figure-queues", wanted: "defect 7: dependents across 16,000 queues ÷ 8,000 (linear)",
                measured: Arm(workload: "dependents-across-queues", n: 16_000),
                baseline: Arm(workload: "dependents-across-queues", n: 8_000),
