@@ -111,9 +111,13 @@ extension Op {
     /// dependent forgets it, under the dependency's lock, so that no link to it outlives it (see
     /// ``DependentLink``). A finished dependency is skipped without its lock: its finished flag is
     /// published only once it has taken its list of dependents.
+    @inline(__always)
     final func detachFromUnfinishedDependencies() {
         // Deinitializing: no other thread reaches this operation's state any more (a dependency
-        // that lists it fails to retain it), so it is read without the lock.
+        // that lists it fails to retain it), so it is read without the lock. The count is asked
+        // of the links first: the machine's computed `unfinishedDependencies` copies the whole
+        // machine, which a finished operation (the common case here) need not pay for.
+        guard let links = machine.links, links.unfinishedDependencyCount > 0 else { return }
         for dependency in machine.unfinishedDependencies {
             let removed = dependency.withState { $0.removeDependent(serial: serial) }
             if removed {

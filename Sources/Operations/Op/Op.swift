@@ -108,8 +108,7 @@ open class Op: @unchecked Sendable, CustomStringConvertible {
         // An operation keeps its dependencies alive; releasing the last operation of a long chain
         // recursively would overflow the stack, so its dependencies are released iteratively.
         if machine.hasHadDependencies {
-            // Asked of the links, which the guard holds: the machine's own property would copy it.
-            if links.unfinishedDependencyCount > 0 { detachFromUnfinishedDependencies() }
+            detachFromUnfinishedDependencies()
             var dependencies = machine.takeDependencies()
             ReleaseTrampoline.release(&dependencies)
         }

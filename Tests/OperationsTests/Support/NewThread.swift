@@ -1,38 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Dispatch
+@testable import Operations
 
 /// Runs `body` on a new thread of its own (not one of a pool, which may be the caller's own
-/// thread), and waits for that thread to exit.
+/// thread), started the way the library starts its workers, and waits until `body` returns.
 func runOnNewThread(_ body: @escaping @Sendable () -> Void) {
-    final class Box: @unchecked Sendable {
-        // @unchecked Sendable: written before the thread starts, read by that thread only.
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    let returned = DispatchSemaphore(value: 0)
+    let started = WorkerPool.shared.startThread {
+        body()
+        returned.signal()
     }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    #if canImport(Darwin)
-    var thread: pthread_t?
-    #else
-    var thread = pthread_t()
-    #endif
-    let code = pthread_create(&thread, nil, { raw in
-        #if canImport(Darwin)
-        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-        #else
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        #endif
-        box.body()
-        return nil
-    }, box)
-    precondition(code == 0, "pthread_create failed with \(code)")
-    #if canImport(Darwin)
-    pthread_join(thread!, nil)
-    #else
-    pthread_join(thread, nil)
-    #endif
+    precondition(started, "the system refused a thread")
+    returned.wait()
 }
