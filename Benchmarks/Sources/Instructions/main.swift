@@ -65,6 +65,14 @@ func runWorkload(_ name: String, count: Int) -> Bool {
             operations.append(operation)
         }
         run(operations)
+    case "chain-backwards":
+        // The same chain made the other way (the complexity figure of issue 22's defect 6): the
+        // operation that runs last is made first, so every edge is a backward one.
+        let operations = (0..<count).map { _ in BlockOp {} }
+        for index in stride(from: count - 2, through: 0, by: -1) {
+            operations[index].addDependency(operations[index + 1])
+        }
+        run(operations)
     case "fan-in":
         let sink = BlockOp {}
         var operations: [Op] = []

@@ -32,7 +32,13 @@ extension Op {
             let heldUntilUnlocked = machine.lifecycle == .finished ? machine.dependencies : []
             if isNewer, machine.lifecycle == .finished {
                 holdsWeakly = operation.machine.hasHadDependencies
-                if !holdsWeakly { operation.markHeldByFinishedOlderOperation() }
+                if !holdsWeakly { operation.markHeldByFinishedOperation() }
+            }
+            if isSealed, !machine.lists(operation) {
+                // Operations hold this one strongly, counting on its strong references leading
+                // only to dead ends: from now on, it holds every dependency weakly once finished
+                // (at once, if it is; see `seal()`). Under this lock, which sealing takes too.
+                machine.weakensEveryDependency = true
             }
             let isFirstDependency = !machine.hasHadDependencies
             let result = transitionLocked { machine in
@@ -65,7 +71,7 @@ extension Op {
             // Its first dependency: if a finished operation holds this one strongly, the new edge
             // could close a loop (see `settleDependencies()`); the fence pairs with that side's.
             atomicMemoryFence(ordering: .sequentiallyConsistent)
-            if isHeldByFinishedOlderOperation {
+            if isHeldByFinishedOperation {
                 withStateKeepingDependencies { $0.weakenEveryDependency() }
             }
         }

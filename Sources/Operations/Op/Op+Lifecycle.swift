@@ -273,33 +273,4 @@ extension Op {
             waiter()
         }
     }
-
-    /// The operation is finished for good and needs its dependencies no more: it holds weakly,
-    /// from now on, those that could be on a loop of dependencies, so that a loop among finished
-    /// operations does not keep them alive (`dependencies` still lists them while they live).
-    ///
-    /// Every loop has an edge to an operation created after its dependent (following only edges
-    /// to older operations never comes back), so only newer dependencies are candidates, and of
-    /// those only the ones that ever had a dependency themselves: a dependency without any is on
-    /// no loop (a one-operation fan-in keeps all of its dependencies, and no weak reference is
-    /// made). Such a dependency is told that a finished operation holds it strongly
-    /// (`isHeldByFinishedOlderOperation`): if it gets a dependency later, that could close a loop
-    /// through the held edge, so it then holds every dependency weakly once finished.
-    ///
-    /// The two sides meet without a lock: this side marks the dependency and then reads whether it
-    /// had a dependency; the dependency's side records its first dependency and then reads the
-    /// mark, each with a full fence in between, so at least one of them sees the other.
-    final func settleDependencies() {
-        withStateKeepingDependencies { machine in
-            var weakened: Set<ObjectIdentifier> = []
-            for dependency in machine.newerDependencies(than: serial) {
-                dependency.markHeldByFinishedOlderOperation()
-                atomicMemoryFence(ordering: .sequentiallyConsistent)
-                if dependency.flags.load(ordering: .relaxed) & Flags.hadDependencies != 0 {
-                    weakened.insert(ObjectIdentifier(dependency))
-                }
-            }
-            machine.weaken(weakened)
-        }
-    }
 }

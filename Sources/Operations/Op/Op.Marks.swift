@@ -2,24 +2,37 @@ extension Op {
     /// The bits of ``Op/marks``: facts about an operation that are set once, never cleared, and
     /// read without its lock (relaxed, like ``Op/flags``).
     enum Marks {
-        /// A finished, older operation holds this one strongly as a dependency (see
+        /// A finished operation holds this one strongly as a dependency, counting on its having
+        /// none: if it gets one, it holds every dependency weakly once finished (see
         /// ``Op/settleDependencies()``).
-        static let heldByFinishedOlderOperation: UInt8 = 1 << 0
+        static let heldByFinishedOperation: UInt8 = 1 << 0
         /// A condition checks something or contributed a dependency: the queue adding the
         /// operation then looks at its conditions first (see ``OpQueue/enqueue(_:reserved:)``);
         /// one that only asks for categories or permits needs no look. Set by
         /// ``Op/addCondition(_:)``, before the operation can be added.
         static let conditionsNeedALook: UInt8 = 1 << 1
+        /// Every dependency the operation held strongly when this was set is a dead end (see
+        /// ``Op/isADeadEnd()``), and if it gets another one, it holds all of them weakly once
+        /// finished: following strong references from it never comes back to it (see
+        /// ``Op/seal()``).
+        static let sealed: UInt8 = 1 << 2
     }
 
-    /// Whether a finished, older operation holds this one strongly as a dependency.
-    final var isHeldByFinishedOlderOperation: Bool {
-        marks.load(ordering: .relaxed) & Marks.heldByFinishedOlderOperation != 0
+    /// Whether a finished operation holds this one strongly as a dependency, counting on its
+    /// having none.
+    final var isHeldByFinishedOperation: Bool {
+        marks.load(ordering: .relaxed) & Marks.heldByFinishedOperation != 0
     }
 
-    /// Records that a finished, older operation holds this one strongly as a dependency.
-    final func markHeldByFinishedOlderOperation() {
-        marks.bitwiseOr(Marks.heldByFinishedOlderOperation, ordering: .relaxed)
+    /// Records that a finished operation holds this one strongly as a dependency, counting on its
+    /// having none.
+    final func markHeldByFinishedOperation() {
+        marks.bitwiseOr(Marks.heldByFinishedOperation, ordering: .relaxed)
+    }
+
+    /// Whether the operation is sealed (see ``Marks/sealed``).
+    final var isSealed: Bool {
+        marks.load(ordering: .relaxed) & Marks.sealed != 0
     }
 
     /// Whether the queue adding the operation must look at its conditions first.

@@ -19,7 +19,8 @@ extension OpStateMachine {
         set { if links != nil || newValue { ensureLinks().hasNewerDependency = newValue } }
     }
     /// Whether every dependency is held weakly once the operation is finished: it got one while
-    /// a finished, older operation held it strongly (see ``Op/settleDependencies()``).
+    /// a finished operation held it strongly, counting on its having none (see
+    /// ``Op/settleDependencies()``).
     var weakensEveryDependency: Bool {
         get { links?.weakensEveryDependency ?? false }
         set { if links != nil || newValue { ensureLinks().weakensEveryDependency = newValue } }
@@ -179,13 +180,33 @@ extension OpStateMachine {
     }
 
 
-    /// The dependencies created after this operation (whose serial number is `serial`).
-    func newerDependencies(than serial: UInt64) -> [Op] {
-        dependencyList.array.filter { $0.serial > serial }
+    /// The dependencies created after this operation (whose serial number is `serial`), that it
+    /// holds strongly: one, usually, without allocating.
+    func newerDependencies(than serial: UInt64) -> SmallList<Op> {
+        var newer = SmallList<Op>()
+        for dependency in dependencyList where dependency.serial > serial {
+            newer.append(dependency)
+        }
+        return newer
     }
 
-    /// A finished, older operation holds this one strongly, and it has a dependency now: hold
-    /// every dependency weakly once finished (at once, if it is finished already).
+    /// Whether every dependency held strongly satisfies `predicate` (true if there is none).
+    func everyStrongDependency(satisfies predicate: (Op) -> Bool) -> Bool {
+        if let settled = extras?.settledDependencies {
+            for case .strong(let dependency) in settled where !predicate(dependency) {
+                return false
+            }
+            return true
+        }
+        for dependency in dependencyList where !predicate(dependency) {
+            return false
+        }
+        return true
+    }
+
+    /// A finished operation holds this one strongly, counting on its having no dependency, and it
+    /// has one now: hold every dependency weakly once finished (at once, if it is finished
+    /// already).
     mutating func weakenEveryDependency() {
         weakensEveryDependency = true
         weaken([])
