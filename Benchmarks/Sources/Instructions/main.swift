@@ -21,7 +21,7 @@ import Darwin
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let count = Int(arguments[2]), count > 0 else {
-    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|exclusivity|async-width-1|async-independent|async-stream|task-group|fifo-queue N")
+    print("usage: instructions independent|width-1|chain|fan-in|dag|groups|conditions|exclusivity|exclusivity-one-queue|chain-backwards|async-width-1|async-independent|async-stream|task-group|fifo-queue N")
     exit(2)
 }
 
@@ -130,6 +130,21 @@ func runWorkload(_ name: String, count: Int) -> Bool {
         last.addCondition(category)
         queue.addOperation(last)
         asked.wait()
+        holder.letGo()
+        done.wait()
+    case "exclusivity-one-queue":
+        // The complexity figure of issue 22's defect 5: every operation in one queue (of the
+        // default width) waits for a category that an operation of the same queue holds.
+        let category = OpCondition.mutuallyExclusive("instructions")
+        let queue = OpQueue()
+        let holder = CategoryHolder(category, on: queue)
+        let done = DispatchSemaphore(value: 0)
+        let operations = (0..<count).map { index in
+            let operation = index == count - 1 ? BlockOp { done.signal() } : BlockOp {}
+            operation.addCondition(category)
+            return operation
+        }
+        queue.addOperations(operations, waitUntilFinished: false)
         holder.letGo()
         done.wait()
     case "async-width-1":

@@ -117,7 +117,7 @@ struct ExclusivityStateMachine {
         @exclusivity(unchecked) var categoryObjects = SmallList<CategoryReference>()
         #endif
 
-        init(_ request: Request, bypasses: Bool) {
+        init(_ request: consuming Request, bypasses: Bool) {
             self.request = request
             self.bypasses = bypasses
         }
@@ -245,7 +245,7 @@ struct ExclusivityStateMachine {
     ///
     /// Without `mayWait`, a request that cannot be granted now changes nothing and returns
     /// `false` (the caller asks again, allowed to wait, once it made sure it may).
-    mutating func request(_ request: Request, mayWait: Bool = true) -> Bool {
+    mutating func request(_ request: consuming Request, mayWait: Bool = true) -> Bool {
         if let record = records[request.operation] {
             if record.isWaiting && record.request.sequence == request.sequence {
                 return askAgain(record, mayWait: mayWait)
@@ -269,12 +269,14 @@ struct ExclusivityStateMachine {
                 if mayWait { enqueue(request, bypasses: bypasses, in: unparked(category)) }
                 return false
             }
+            // The request moves into its record, without a copy (of its three references).
+            let operation = request.operation
             let record = Record(request, bypasses: bypasses)
             record.isGranted = true
-            records[request.operation] = record
+            records[operation] = record
             let held = category.map { unparked($0) } ?? self.category(named: name)
             record.categoryObjects.append(CategoryReference(category: held))
-            hold(request.operation, held)
+            hold(operation, held)
             return true
         }
         for name in request.categories {
@@ -283,13 +285,14 @@ struct ExclusivityStateMachine {
                 return false
             }
         }
+        let operation = request.operation
         let record = Record(request, bypasses: bypasses)
         record.isGranted = true
-        records[request.operation] = record
-        for name in request.categories {
+        records[operation] = record
+        for name in record.request.categories {
             let held = category(named: name)
             record.categoryObjects.append(CategoryReference(category: held))
-            hold(request.operation, held)
+            hold(operation, held)
         }
         return true
     }

@@ -62,7 +62,10 @@ extension Op {
     /// from a ready-list entry carrying `ticket`.
     final func runFromQueue(ticket: Op.Ticket, queue: OpQueue) -> QueueRunOutcome {
         var action = lifecycleTransition { $0.startFromQueue(ticket: ticket) }
-        if case .takeCategories(let request) = action {
+        if case .takeCategories = action {
+            // The request moves out of the action (which is replaced), without a copy of its
+            // four references.
+            guard case .takeCategories(let request) = consume action else { preconditionFailure() }
             let waits: Bool
             (action, waits) = takeCategoriesToStart(request)
             if waits { return .waitsForCategories }
