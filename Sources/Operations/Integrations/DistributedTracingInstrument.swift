@@ -18,42 +18,37 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
     }
 
     /// What the instrument holds: the entries by the operations' serial numbers, and whether it
-    /// takes new spans (false once it is removed, which ends the spans it held).
+    /// is installed (it takes new spans only then; removing it ends the spans it held).
     private struct Spans {
-        var isOpen = true
+        var isInstalled = true
         var entries: [UInt64: Entry] = [:]
     }
 
     private let spans = LockedBox(Spans())
     /// ``OpTracing/tracer``.
     let configuredTracer = LockedBox<(any Tracer)?>(nil)
-    private let installed = LockedBox(true)
 
     private init() {}
 
-    var isInstalled: Bool { installed.withLockedValue { $0 } }
+    var isInstalled: Bool { spans.withLockedValue { $0.isInstalled } }
 
     /// Installs or removes the instrument. Removing it ends the spans still open (their
     /// operations' finish will not be heard), with the outcome `unfinished`.
     func setInstalled(_ newValue: Bool) {
-        let open: [any Span] = installed.withLockedValue { installed in
-            guard installed != newValue else { return [] }
-            installed = newValue
+        let open: [any Span] = spans.withLockedValue { spans in
+            guard spans.isInstalled != newValue else { return [] }
+            spans.isInstalled = newValue
             // Under this lock, so that concurrent changes apply in order (Instruments' lock is
             // taken inside it, and calls out to nothing).
             if newValue {
-                spans.withLockedValue { $0.isOpen = true }
                 Instruments.install(self)
                 return []
             }
             Instruments.remove(self)
-            // An operation heard starting before the removal may store its span after it: the
-            // span store is closed under its own lock, so such a span is ended by its starter.
-            return spans.withLockedValue { spans in
-                spans.isOpen = false
-                defer { spans.entries = [:] }
-                return spans.entries.values.compactMap(\.span)
-            }
+            // An operation heard starting before the removal may store its span after it: it
+            // finds the instrument removed under this lock, and ends the span itself.
+            defer { spans.entries = [:] }
+            return spans.entries.values.compactMap(\.span)
         }
         endUnfinished(open)
     }
@@ -85,7 +80,7 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
     func operationsEnqueued(_ operations: [Op], in queue: OpQueue, at time: UInt64) {
         guard let context = ServiceContext.current else { return }
         spans.withLockedValue { spans in
-            guard spans.isOpen else { return }
+            guard spans.isInstalled else { return }
             for operation in operations {
                 spans.entries[operation.serial, default: Entry()].context = context
             }
@@ -96,7 +91,7 @@ final class DistributedTracingInstrument: OpInstrument, Sendable {
         let (group, queue) = operation.withState { ($0.group, $0.queue) }
         let span = startSpan(for: operation, group: group, queue: queue)
         let isKept = spans.withLockedValue { spans in
-            guard spans.isOpen else { return false }
+            guard spans.isInstalled else { return false }
             spans.entries[operation.serial, default: Entry()].span = span
             return true
         }
