@@ -3,8 +3,9 @@ import Testing
 
 /// What a finished operation holds strongly: its dependencies, except where a loop of strong
 /// references among finished operations could form (see `Op.settleDependencies()` and
-/// `Op.seal()`).
-@Suite struct FinishedOperationReferenceTests {
+/// `Op.seal()`). Off the cooperative pool: the tests wait for releases on their threads, and the
+/// random graphs run for seconds under a sanitizer.
+@Suite(.offTheCooperativePool) struct FinishedOperationReferenceTests {
     @Test func aChainBuiltLastOperationFirstKeepsEveryLink() {
         // Every edge is to a newer operation that has a dependency of its own: each link is held
         // strongly because the one behind it is sealed, not weakly (when it would be released
