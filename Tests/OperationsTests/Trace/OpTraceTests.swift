@@ -51,9 +51,18 @@ struct OpTraceTests {
 
     @Test func theCriticalPathFollowsTheDependencyThatFinishedLast() {
         let queue = OpQueue()
+        queue.maxConcurrentOperationCount = 2
+        // `slow` finishes after `quick` however the threads are scheduled: it waits for quick's
+        // completion block, which runs once quick has finished (a fixed delay alone lost to a
+        // loaded machine, where quick started more than 30 ms late).
+        let quickFinished = Gate()
         let quick = BlockOp {}
         quick.name = "quick"
-        let slow = BlockOp { blockThread(milliseconds: 30) }
+        quick.completionBlock = { quickFinished.open() }
+        let slow = BlockOp {
+            #expect(quickFinished.wait())
+            blockThread(milliseconds: 5)
+        }
         slow.name = "slow"
         let join = BlockOp {}
         join.name = "join"
