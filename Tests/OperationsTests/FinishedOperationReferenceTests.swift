@@ -96,6 +96,39 @@ import Testing
         #expect(eventually { references.3.operation == nil }, "y is never released")
     }
 
+    @Test func anOperationHoldingADependencyThatIsNotADeadEndIsNotSealedFromItsSettledList() {
+        // Made q, w, z, x, v in this order: z → q, v → z, x → z, x → v, w → x. x settles with v
+        // held weakly and z strongly; z has a dependency and is not sealed, so x is not sealed
+        // either, and w holds x weakly. z then depends on w: z → w → x → z would be a loop of
+        // strong references if x had been sealed.
+        let references = (0..<5).map { _ in WeakOpBox() }
+        do {
+            let q = BlockOp {}, w = BlockOp {}, z = BlockOp {}, x = BlockOp {}, v = BlockOp {}
+            z.addDependency(q)
+            v.addDependency(z)
+            x.addDependency(z)
+            x.addDependency(v)
+            w.addDependency(x)
+            for operation in [q, z, v, x, w] { operation.start() }
+            #expect(!x.isSealed)
+            z.addDependency(w)
+            #expect(x.dependencies == [z, v] && w.dependencies == [x] && z.dependencies == [q, w])
+            for (reference, operation) in zip(references, [q, w, z, x, v]) { reference.set(operation) }
+        }
+        #expect(eventually { references.allSatisfy { $0.operation == nil } }, "a loop through an operation sealed wrongly is never released")
+    }
+
+    @Test func aDependencyHeldStronglyInTheSettledListIsStillLookedAtAsNewer() {
+        // A dependency added to a finished operation before it settles moves the list to the
+        // settled form: the settling reads the newer dependencies from there.
+        var machine = OpStateMachine()
+        let older = BlockOp {}
+        let newer = BlockOp {}
+        _ = machine.addDependency(newer, dependencyIsUnfinished: false, isNewer: true)
+        machine.settle()
+        #expect(machine.newerDependencies(than: older.serial).array.map(ObjectIdentifier.init) == [ObjectIdentifier(newer)])
+    }
+
     /// Random graphs against a model of their edges: built in random directions, run on a queue,
     /// then given random edges (loops among finished operations included) and removals while
     /// they settle. Every operation lists exactly the model's dependencies while the test holds

@@ -23,7 +23,8 @@ extension Op {
     /// The dependencies are looked at after unlocking: sealing one takes its lock. A dependency
     /// removed or added meanwhile changes nothing: weakening one that is not listed any more does
     /// nothing, and one added to a finished operation chose how it is held as it was added
-    /// (see ``addDependency(_:)``).
+    /// (see ``addDependency(_:)``). One added before the dependencies are read moves them to the
+    /// settled list, which is where they are read from then.
     final func settleDependencies() {
         let (newer, weakensEvery) = withState { machine in
             (machine.newerDependencies(than: serial), machine.weakensEveryDependency)
@@ -72,13 +73,15 @@ extension Op {
     /// Seals the operation if every dependency it holds strongly is a dead end
     /// (``isADeadEnd()``); returns whether it is sealed.
     ///
-    /// Once an operation is sealed, a dependency it gets holds all of its dependencies weakly once
-    /// it is finished (``addDependency(_:)`` reads the mark under the lock this takes). So among
+    /// Once an operation is sealed, getting another dependency makes it hold all of its
+    /// dependencies weakly once it is finished (``addDependency(_:)`` reads the mark under the lock
+    /// this takes). So among
     /// finished operations, the strong references from a sealed one only ever go to dead ends
     /// that were dead ends before it was sealed, or it has none left. Following them never comes
     /// back to it: no loop of strong references among finished operations goes through a sealed
     /// operation, and none through one that never had a dependency. A chain built last operation
-    /// first is sealed link by link as it settles, and held strongly from end to end.
+    /// first is sealed link by link as it settles, and held strongly (a link that settles before
+    /// the one it holds may hold that one weakly, if the link behind it has not settled yet).
     ///
     /// Looks one step only: an operation with a dependency that is not a dead end yet is not
     /// sealed (and is held weakly by the one asking), however long the path behind it.

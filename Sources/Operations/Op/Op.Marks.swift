@@ -2,9 +2,9 @@ extension Op {
     /// The bits of ``Op/marks``: facts about an operation that are set once, never cleared, and
     /// read without its lock (relaxed, like ``Op/flags``).
     enum Marks {
-        /// A finished operation holds this one strongly as a dependency, counting on its having
-        /// none: if it gets one, it holds every dependency weakly once finished (see
-        /// ``Op/settleDependencies()``).
+        /// Another operation counts on this one having no dependency (a finished operation that
+        /// holds it strongly, or one sealed with it among its dependencies): if it gets one, it
+        /// holds every dependency weakly once finished (see ``Op/isADeadEnd()``).
         static let heldByFinishedOperation: UInt8 = 1 << 0
         /// A condition checks something or contributed a dependency: the queue adding the
         /// operation then looks at its conditions first (see ``OpQueue/enqueue(_:reserved:)``);
@@ -18,14 +18,13 @@ extension Op {
         static let sealed: UInt8 = 1 << 2
     }
 
-    /// Whether a finished operation holds this one strongly as a dependency, counting on its
-    /// having none.
+    /// Whether another operation counts on this one having no dependency (see
+    /// ``Marks/heldByFinishedOperation``).
     final var isHeldByFinishedOperation: Bool {
         marks.load(ordering: .relaxed) & Marks.heldByFinishedOperation != 0
     }
 
-    /// Records that a finished operation holds this one strongly as a dependency, counting on its
-    /// having none.
+    /// Records that another operation counts on this one having no dependency.
     final func markHeldByFinishedOperation() {
         marks.bitwiseOr(Marks.heldByFinishedOperation, ordering: .relaxed)
     }

@@ -19,8 +19,8 @@ extension OpStateMachine {
         set { if links != nil || newValue { ensureLinks().hasNewerDependency = newValue } }
     }
     /// Whether every dependency is held weakly once the operation is finished: it got one while
-    /// a finished operation held it strongly, counting on its having none (see
-    /// ``Op/settleDependencies()``).
+    /// an operation counted on its having none, or while it was sealed (see
+    /// ``Op/settleDependencies()`` and ``Op/seal()``).
     var weakensEveryDependency: Bool {
         get { links?.weakensEveryDependency ?? false }
         set { if links != nil || newValue { ensureLinks().weakensEveryDependency = newValue } }
@@ -181,9 +181,16 @@ extension OpStateMachine {
 
 
     /// The dependencies created after this operation (whose serial number is `serial`), that it
-    /// holds strongly: one, usually, without allocating.
+    /// holds strongly: one, usually, without allocating. Read from the settled list once there is
+    /// one (a dependency added to the finished operation before it settled moved them there).
     func newerDependencies(than serial: UInt64) -> SmallList<Op> {
         var newer = SmallList<Op>()
+        if let settled = extras?.settledDependencies {
+            for case .strong(let dependency) in settled where dependency.serial > serial {
+                newer.append(dependency)
+            }
+            return newer
+        }
         for dependency in dependencyList where dependency.serial > serial {
             newer.append(dependency)
         }

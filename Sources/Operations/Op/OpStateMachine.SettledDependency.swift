@@ -1,10 +1,11 @@
 extension OpStateMachine {
-    /// A dependency of a finished operation: a newer one is held weakly, so that a loop of
-    /// dependencies among finished operations does not keep them alive.
+    /// A dependency of a finished operation: one that could be on a loop of dependencies among
+    /// finished operations is held weakly, so that the loop does not keep them alive (see
+    /// ``Op/settleDependencies()``).
     enum SettledDependency {
-        /// An older dependency, still held.
+        /// A dependency still held.
         case strong(Op)
-        /// A newer dependency, held weakly.
+        /// A dependency held weakly.
         case weak(WeakOp)
 
         /// The operation, if it is still alive.
