@@ -12,8 +12,8 @@ import Darwin
 ///
 /// One context per thread, found through a C thread-local variable on Linux (a thread-specific
 /// key elsewhere), so that entering and leaving a scope costs two plain stores. Every field is
-/// read and written only by the thread the context belongs to. The objects it names are unretained: the caller of each
-/// `with…` scope keeps them alive for its duration.
+/// read and written only by the thread the context belongs to. The objects it names are
+/// unretained: the caller of each `with…` scope keeps them alive for its duration.
 ///
 /// The wait-deadlock checks read it to learn what the calling thread holds up: an operation
 /// whose body runs here cannot finish, one whose observers run here cannot move to its next

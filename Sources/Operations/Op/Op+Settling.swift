@@ -75,9 +75,8 @@ extension Op {
     ///
     /// Once an operation is sealed, getting another dependency makes it hold all of its
     /// dependencies weakly once it is finished (``addDependency(_:)`` reads the mark under the lock
-    /// this takes). So among
-    /// finished operations, the strong references from a sealed one only ever go to dead ends
-    /// that were dead ends before it was sealed, or it has none left. Following them never comes
+    /// this takes). So among finished operations, the strong references from a sealed one only
+    /// ever go to dead ends that were dead ends before it was sealed, or it has none left. Following them never comes
     /// back to it: no loop of strong references among finished operations goes through a sealed
     /// operation, and none through one that never had a dependency. A chain built last operation
     /// first is sealed link by link as it settles, and held strongly (a link that settles before

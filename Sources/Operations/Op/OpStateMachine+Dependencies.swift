@@ -185,19 +185,16 @@ extension OpStateMachine {
     /// one (a dependency added to the finished operation before it settled moved them there).
     func newerDependencies(than serial: UInt64) -> SmallList<Op> {
         var newer = SmallList<Op>()
-        if let settled = extras?.settledDependencies {
-            for case .strong(let dependency) in settled where dependency.serial > serial {
-                newer.append(dependency)
-            }
-            return newer
-        }
-        for dependency in dependencyList where dependency.serial > serial {
-            newer.append(dependency)
+        _ = everyStrongDependency { dependency in
+            if dependency.serial > serial { newer.append(dependency) }
+            return true
         }
         return newer
     }
 
-    /// Whether every dependency held strongly satisfies `predicate` (true if there is none).
+    /// Whether every dependency held strongly satisfies `predicate` (true if there is none): the
+    /// settled list's strong entries once there is one, the dependency list before. Stops at the
+    /// first that does not.
     func everyStrongDependency(satisfies predicate: (Op) -> Bool) -> Bool {
         if let settled = extras?.settledDependencies {
             for case .strong(let dependency) in settled where !predicate(dependency) {
