@@ -59,8 +59,9 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // A declaration of one Swift runtime function (a conditional retain), which Swift code
-        // cannot declare itself; internal to `Operations`, not a product.
+        // The C side of `Operations`: the library's lock (a futex word on Linux), the stripe
+        // table, the thread context's storage, and a declaration of one Swift runtime function
+        // (a conditional retain), which Swift code cannot declare itself. Not a product.
         .target(name: "OperationsRuntimeShims"),
         .executableTarget(
             name: "DownloadDemo",

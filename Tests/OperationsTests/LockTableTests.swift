@@ -17,9 +17,9 @@ import Testing
         #expect(LockTable.count.nonzeroBitCount == 1)
         // Each stripe alone on a cache line.
         #expect(operations_stripe_stride() == 64)
-        let first = UInt(bitPattern: operations_stripe_mutex(0))
+        let first = UInt(bitPattern: operations_stripe_lock(0))
         #expect(first % 64 == 0)
-        #expect(UInt(bitPattern: operations_stripe_mutex(1)) - first == 64)
+        #expect(UInt(bitPattern: operations_stripe_lock(1)) - first == 64)
     }
 
     // Stripes are shared by every operation of the process, and other tests run meanwhile: a
@@ -31,7 +31,7 @@ import Testing
             LockTable.lock(stripe)
             // Tried from another thread: the stripe is busy.
             let busy = LockedBox<Int32>(0)
-            runOnNewThread { busy.withLockedValue { $0 = pthread_mutex_trylock(operations_stripe_mutex(stripe)) } }
+            runOnNewThread { busy.withLockedValue { $0 = operations_lock_trylock(operations_stripe_lock(stripe)) } }
             LockTable.unlock(stripe)
             #expect(busy.withLockedValue { $0 } == EBUSY, "stripe \(stripe)")
         }
@@ -40,7 +40,7 @@ import Testing
     @Test func twoStripesAreHeldTogetherWhateverTheirOrder() {
         let busy = LockedBox<[Int32]>([])
         LockTable.withLocks(7, 3) {
-            runOnNewThread { busy.withLockedValue { $0 = [3, 7].map { pthread_mutex_trylock(operations_stripe_mutex($0)) } } }
+            runOnNewThread { busy.withLockedValue { $0 = [3, 7].map { operations_lock_trylock(operations_stripe_lock($0)) } } }
         }
         #expect(busy.withLockedValue { $0 } == [EBUSY, EBUSY])
         // A shared stripe is locked once (twice would deadlock, or trap in a debug build).

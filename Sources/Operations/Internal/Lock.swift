@@ -1,36 +1,36 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OperationsRuntimeShims
 
-/// A mutual-exclusion lock over a `pthread_mutex_t`.
+/// A mutual-exclusion lock: the library's own (`operations_lock`, in the C shim), a futex word on
+/// Linux and a pthread mutex elsewhere.
 ///
-/// `Synchronization.Mutex` makes ThreadSanitizer report false races on Linux with this toolchain;
-/// a pthread mutex is understood by TSan, so every lock in the library is one of these.
-/// Every pthread return code is checked.
+/// On Linux, taking and giving back a free lock is one atomic instruction each, where a glibc
+/// mutex also costs two calls through the C library; the critical sections here are short state
+/// transitions, which is what it is made for (see the shim's header). `Synchronization.Mutex`
+/// makes ThreadSanitizer report false races on Linux with this toolchain; this lock's atomics are
+/// compiled with the sanitizer, which sees the ordering they give.
+///
+/// Debug builds check every use: a lock taken twice by one thread, or given back by a thread that
+/// does not hold it, traps with a message instead of deadlocking.
 final class Lock: @unchecked Sendable {
-    // @unchecked Sendable: the mutex is only touched through pthread calls, which are
+    // @unchecked Sendable: the lock is only touched through the shim's functions, which are
     // thread-safe by contract; the pointer itself never changes after `init`.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let raw: UnsafeMutablePointer<operations_lock>
 
     init() {
-        mutex = .allocate(capacity: 1)
-        Lock.initialize(mutex)
+        raw = .allocate(capacity: 1)
+        operations_lock_init(raw)
     }
 
     deinit {
-        Lock.destroy(mutex)
-        mutex.deallocate()
+        Lock.destroy(raw)
+        raw.deallocate()
     }
 
     @inline(__always)
-    func lock() { Lock.lock(mutex) }
+    func lock() { Lock.lock(raw) }
 
     @inline(__always)
-    func unlock() { Lock.unlock(mutex) }
+    func unlock() { Lock.unlock(raw) }
 
     /// Runs `body` with the lock held. `body` must not call user code.
     @inline(__always)
@@ -40,38 +40,22 @@ final class Lock: @unchecked Sendable {
         return try body()
     }
 
-    // MARK: Raw mutex helpers shared with `LockTable`.
+    // MARK: Raw lock helpers shared with `LockTable`.
 
-    static func initialize(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
-        var attributes = pthread_mutexattr_t()
-        precondition(pthread_mutexattr_init(&attributes) == 0, "pthread_mutexattr_init failed")
-        #if DEBUG
-        precondition(
-            pthread_mutexattr_settype(&attributes, .init(PTHREAD_MUTEX_ERRORCHECK)) == 0,
-            "pthread_mutexattr_settype failed")
-        #elseif os(Linux)
-        // PTHREAD_MUTEX_ADAPTIVE_NP (glibc): spins briefly before sleeping, which suits the short
-        // critical sections here (a state transition) better than sleeping at once.
-        _ = pthread_mutexattr_settype(&attributes, 3)
-        #endif
-        precondition(pthread_mutex_init(mutex, &attributes) == 0, "pthread_mutex_init failed")
-        pthread_mutexattr_destroy(&attributes)
-    }
-
-    static func destroy(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
-        precondition(pthread_mutex_destroy(mutex) == 0, "pthread_mutex_destroy failed: the lock is still held")
+    static func destroy(_ lock: UnsafeMutablePointer<operations_lock>) {
+        precondition(operations_lock_destroy(lock) == 0, "Internal inconsistency: a lock was destroyed while held")
     }
 
     @inline(__always)
-    static func lock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
-        let code = pthread_mutex_lock(mutex)
-        precondition(code == 0, "pthread_mutex_lock failed with \(code)")
+    static func lock(_ lock: UnsafeMutablePointer<operations_lock>) {
+        let code = operations_lock_lock(lock)
+        precondition(code == 0, "Internal inconsistency: a thread took a lock it holds already (error \(code))")
     }
 
     @inline(__always)
-    static func unlock(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) {
-        let code = pthread_mutex_unlock(mutex)
-        precondition(code == 0, "pthread_mutex_unlock failed with \(code)")
+    static func unlock(_ lock: UnsafeMutablePointer<operations_lock>) {
+        let code = operations_lock_unlock(lock)
+        precondition(code == 0, "Internal inconsistency: a thread gave back a lock it does not hold (error \(code))")
     }
 }
 

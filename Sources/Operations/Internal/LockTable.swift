@@ -1,17 +1,10 @@
 import OperationsRuntimeShims
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A fixed table of striped locks that guards the state of every ``Op``.
 ///
 /// An operation has no lock object of its own: its state is guarded by the stripe its address
-/// hashes to. This keeps a pending operation small (no extra allocation, no 40-byte mutex) while
-/// uncontended locking stays a single pthread call. Two operations may share a stripe; code that
+/// hashes to. This keeps a pending operation small (no extra allocation, no lock of its own)
+/// while uncontended locking stays one atomic instruction (see ``Lock``). Two operations may share a stripe; code that
 /// needs two operations at once (adding or removing a dependency) locks their stripes in index
 /// order and locks a shared stripe only once.
 ///
@@ -35,16 +28,17 @@ enum LockTable {
         return Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> UInt(UInt.bitWidth - bits))
     }
 
+    /// The lock of `stripe`.
     @inline(__always)
-    private static func mutex(_ stripe: Int) -> UnsafeMutablePointer<pthread_mutex_t> {
-        operations_stripe_mutex(stripe)
+    static func raw(_ stripe: Int) -> UnsafeMutablePointer<operations_lock> {
+        operations_stripe_lock(stripe)
     }
 
     @inline(__always)
-    static func lock(_ stripe: Int) { Lock.lock(mutex(stripe)) }
+    static func lock(_ stripe: Int) { Lock.lock(raw(stripe)) }
 
     @inline(__always)
-    static func unlock(_ stripe: Int) { Lock.unlock(mutex(stripe)) }
+    static func unlock(_ stripe: Int) { Lock.unlock(raw(stripe)) }
 
     /// Runs `body` with two stripes held, taken in index order (once if they are the same).
     static func withLocks<Result>(_ first: Int, _ second: Int, _ body: () throws -> Result) rethrows -> Result {

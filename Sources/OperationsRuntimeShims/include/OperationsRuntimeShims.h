@@ -44,19 +44,60 @@ static inline void operations_set_thread_context(void *_Nullable context) {
     operations_thread_context_storage = context;
 }
 
+/// A mutual-exclusion lock for the library's short critical sections (a state transition).
+///
+/// On Linux, a word and the kernel's futex: taking a free lock is one compare-and-swap and giving
+/// it back one exchange, inline, where a glibc mutex costs two calls through the C library and
+/// its dispatch on the mutex's kind. A contended lock spins briefly (its holder runs a few hundred
+/// instructions), then sleeps in the kernel. Elsewhere, a pthread mutex.
+///
+/// Debug builds check its use: taking a lock the calling thread holds already, or giving back one
+/// it does not hold, returns an error code instead of deadlocking or corrupting the lock.
+typedef struct operations_lock {
+#if defined(__linux__)
+    /// 0: free; 1: held; 2: held, and a thread may be asleep waiting for it.
+    unsigned int state;
+    /// Debug builds: the holder (see `operations_lock_thread_identity`), or 0.
+    unsigned long owner;
+#else
+    pthread_mutex_t mutex;
+#endif
+} operations_lock;
+
+/// Prepares a lock in memory of its own (the stripes are initialized statically).
+void operations_lock_init(operations_lock *_Nonnull lock);
+
+/// Releases what `operations_lock_init` set up; the lock must be free.
+/// Returns 0, or EBUSY if the lock is held.
+int operations_lock_destroy(operations_lock *_Nonnull lock);
+
+/// Takes the lock, waiting while another thread holds it. Returns 0; in a debug build, EDEADLK if
+/// the calling thread holds it already.
+int operations_lock_lock(operations_lock *_Nonnull lock);
+
+/// Takes the lock if it is free: returns 0 then, EBUSY if it is held.
+int operations_lock_trylock(operations_lock *_Nonnull lock);
+
+/// Gives the lock back. Returns 0; in a debug build, EPERM if the calling thread does not hold it.
+int operations_lock_unlock(operations_lock *_Nonnull lock);
+
+#if defined(__linux__)
+/// The state word of a futex lock (0: free, 1: held, 2: held and contended), for tests.
+unsigned int operations_lock_state(const operations_lock *_Nonnull lock);
+#endif
+
 /// How many stripe locks guard the state of operations (see `LockTable` in the `Operations`
 /// module); a power of two.
 #define OPERATIONS_STRIPE_COUNT 1024
 
 /// One stripe lock, alone on its cache line, so that neighbouring stripes do not share a line.
 typedef struct operations_stripe {
-    _Alignas(64) pthread_mutex_t mutex;
+    _Alignas(64) operations_lock lock;
 } operations_stripe;
 
-/// The stripe locks, initialized statically (glibc's adaptive mutex, or an error-checking one in
-/// debug builds; a default mutex elsewhere). Static, so that reaching one is an address
-/// computation: a table created by Swift code on first use costs a `swift_once` check at every
-/// lock and unlock.
+/// The stripe locks, initialized statically (all zero on Linux: free; a pthread mutex elsewhere).
+/// Static, so that reaching one is an address computation: a table created by Swift code on
+/// first use costs a `swift_once` check at every lock and unlock.
 extern operations_stripe operations_stripes[OPERATIONS_STRIPE_COUNT];
 
 /// The bytes between two stripes (Swift does not import the over-aligned struct itself).
@@ -64,9 +105,9 @@ static inline size_t operations_stripe_stride(void) {
     return sizeof(operations_stripe);
 }
 
-/// The mutex of stripe `index` (0 ≤ `index` < `OPERATIONS_STRIPE_COUNT`).
-static inline pthread_mutex_t *_Nonnull operations_stripe_mutex(long index) {
-    return &operations_stripes[index].mutex;
+/// The lock of stripe `index` (0 ≤ `index` < `OPERATIONS_STRIPE_COUNT`).
+static inline operations_lock *_Nonnull operations_stripe_lock(long index) {
+    return &operations_stripes[index].lock;
 }
 
 #endif
