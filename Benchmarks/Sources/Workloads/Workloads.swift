@@ -240,6 +240,50 @@ public enum Workloads {
         return latency(samples: samples, pause: pauseMicroseconds, box: box) { _ in wakeUp.signal() }
     }
 
+    /// The start latencies of the four rows of row 9, `samples` of each.
+    public struct StartLatencies {
+        /// Nanoseconds, sorted.
+        public var ours: [UInt64] = [], foundation: [UInt64] = [], dispatch: [UInt64] = [], floor: [UInt64] = []
+    }
+
+    /// The start latencies of our queue, Foundation's, `DispatchQueue.global()` and the kernel's
+    /// wake-up floor (a thread blocked in a semaphore), sampled in turn: one of each per round,
+    /// each after the same pause. A noisy stretch of a shared machine then weighs on all four
+    /// alike, where four runs one after another each met a different stretch.
+    public static func interleavedStartLatencies(samples: Int, pauseMicroseconds: UInt32 = 500) -> StartLatencies {
+        let ours = OpQueue()
+        let foundation = OperationQueue()
+        let box = StartBox()
+        let wakeUp = DispatchSemaphore(value: 0)
+        let woken = StartBox()
+        let sleeper = Thread {
+            while true {
+                wakeUp.wait()
+                woken.set(DispatchTime.now().uptimeNanoseconds)
+            }
+        }
+        sleeper.start()
+        func sample(_ box: StartBox, _ submit: () -> Void) -> UInt64 {
+            usleep(pauseMicroseconds)
+            let added = DispatchTime.now().uptimeNanoseconds
+            submit()
+            let started = box.wait()
+            return started > added ? started - added : 0
+        }
+        var result = StartLatencies()
+        for _ in 0..<samples {
+            result.ours.append(sample(box) { ours.addOperation { box.set(DispatchTime.now().uptimeNanoseconds) } })
+            result.foundation.append(sample(box) { foundation.addOperation { box.set(DispatchTime.now().uptimeNanoseconds) } })
+            result.dispatch.append(sample(box) { DispatchQueue.global().async { box.set(DispatchTime.now().uptimeNanoseconds) } })
+            result.floor.append(sample(woken) { wakeUp.signal() })
+        }
+        result.ours.sort()
+        result.foundation.sort()
+        result.dispatch.sort()
+        result.floor.sort()
+        return result
+    }
+
     /// Submits `samples` times after a pause, each time timing from just before the submission to
     /// the time reported to `box` (through the reporter handed to `submit`).
     private static func latency(
