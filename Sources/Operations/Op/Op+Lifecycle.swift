@@ -239,7 +239,9 @@ extension Op {
         for dependent in finish.otherDependents {
             tell(dependent)
         }
-        ThreadContext.withNotifying(self, pollingQueue: observed.isEmpty ? pollingQueue : nil) {
+        // Captured by value: the lists are final here, and reading the variables that `tell`
+        // captures from this closure too cost a dynamic exclusivity check each.
+        ThreadContext.withNotifying(self, pollingQueue: observed.isEmpty ? pollingQueue : nil) { [ready, gated, observed] in
             OpQueue.scheduleTogether(ready)
             for dependent in gated {
                 dependent.passGates()

@@ -19,15 +19,29 @@ extension OpQueueStateMachine {
     /// A reference type, reached from the queue by category and from its head by identity, and
     /// changed in place (a dictionary of values would copy or look up again on each change).
     /// Only touched with the queue's lock held, like the rest of the scheduler.
+    ///
+    /// Its variables skip the runtime's exclusivity checks in normal builds, as the scheduler's
+    /// other lock-guarded state does (see `Lock.swift`): the queue's lock serializes every access,
+    /// and the checks cost three calls per operation of a contended category. The checked build
+    /// keeps them.
     final class Lane {
         /// The category.
         let category: String
+        #if OPERATIONS_INTERNAL_CHECKS
         /// The operation that asks or holds, if any.
         var head: ObjectIdentifier?
         /// The entries of the operations waiting behind it, in the order the queue started them;
         /// an entry whose operation is no longer parked (rescheduled, cancelled) is dropped when
         /// its turn comes.
         var parked = RingBuffer<Entry>()
+        #else
+        /// The operation that asks or holds, if any.
+        @exclusivity(unchecked) var head: ObjectIdentifier?
+        /// The entries of the operations waiting behind it, in the order the queue started them;
+        /// an entry whose operation is no longer parked (rescheduled, cancelled) is dropped when
+        /// its turn comes.
+        @exclusivity(unchecked) var parked = RingBuffer<Entry>()
+        #endif
 
         init(category: String) {
             self.category = category
