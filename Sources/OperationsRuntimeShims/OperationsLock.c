@@ -52,15 +52,15 @@ unsigned int operations_lock_state(const operations_lock *lock) {
     return __atomic_load_n(&lock->state, __ATOMIC_RELAXED);
 }
 
-static inline int try_take(operations_lock *lock, unsigned int from) {
-    unsigned int expected = from;
+static inline int try_take(operations_lock *lock) {
+    unsigned int expected = FREE;
     return __atomic_compare_exchange_n(&lock->state, &expected, HELD, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 static void wait_for(operations_lock *lock) {
     for (int spin = 0; spin < SPINS; spin++) {
         relax();
-        if (__atomic_load_n(&lock->state, __ATOMIC_RELAXED) == FREE && try_take(lock, FREE)) {
+        if (__atomic_load_n(&lock->state, __ATOMIC_RELAXED) == FREE && try_take(lock)) {
             return;
         }
     }
@@ -77,7 +77,7 @@ int operations_lock_lock(operations_lock *lock) {
         return EDEADLK;
     }
 #endif
-    if (!try_take(lock, FREE)) {
+    if (!try_take(lock)) {
         wait_for(lock);
     }
 #if defined(DEBUG)
@@ -87,7 +87,7 @@ int operations_lock_lock(operations_lock *lock) {
 }
 
 int operations_lock_trylock(operations_lock *lock) {
-    if (!try_take(lock, FREE)) {
+    if (!try_take(lock)) {
         return EBUSY;
     }
 #if defined(DEBUG)

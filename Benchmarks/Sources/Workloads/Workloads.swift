@@ -218,28 +218,6 @@ public enum Workloads {
         }
     }
 
-    public static func dispatchLatency(samples: Int, pauseMicroseconds: UInt32 = 500) -> [UInt64] {
-        latency(samples: samples, pause: pauseMicroseconds) { started in
-            DispatchQueue.global().async { started(DispatchTime.now().uptimeNanoseconds) }
-        }
-    }
-
-    /// The floor of the start latencies: nanoseconds from signalling a semaphore to a thread
-    /// blocked in it running again, `samples` times, with the same pause between samples.
-    public static func semaphoreWakeLatency(samples: Int, pauseMicroseconds: UInt32 = 500) -> [UInt64] {
-        let wakeUp = DispatchSemaphore(value: 0)
-        let box = StartBox()
-        let sleeper = Thread {
-            while true {
-                wakeUp.wait()
-                box.set(DispatchTime.now().uptimeNanoseconds)
-            }
-        }
-        sleeper.start()
-        // The sleeper reports to `box` itself, so the reporter handed to each submission is unused.
-        return latency(samples: samples, pause: pauseMicroseconds, box: box) { _ in wakeUp.signal() }
-    }
-
     /// The start latencies of the four rows of row 9, `samples` of each.
     public struct StartLatencies {
         /// Nanoseconds, sorted.
@@ -264,11 +242,7 @@ public enum Workloads {
         }
         sleeper.start()
         func sample(_ box: StartBox, _ submit: () -> Void) -> UInt64 {
-            usleep(pauseMicroseconds)
-            let added = DispatchTime.now().uptimeNanoseconds
-            submit()
-            let started = box.wait()
-            return started > added ? started - added : 0
+            sampleOnce(pause: pauseMicroseconds, box: box, submit)
         }
         var result = StartLatencies()
         for _ in 0..<samples {
@@ -285,21 +259,27 @@ public enum Workloads {
     }
 
     /// Submits `samples` times after a pause, each time timing from just before the submission to
-    /// the time reported to `box` (through the reporter handed to `submit`).
+    /// the time it reports through the reporter handed to `submit`.
     private static func latency(
-        samples: Int, pause: UInt32, box: StartBox = StartBox(),
-        submit: (@escaping @Sendable (UInt64) -> Void) -> Void
+        samples: Int, pause: UInt32, submit: (@escaping @Sendable (UInt64) -> Void) -> Void
     ) -> [UInt64] {
+        let box = StartBox()
         var results: [UInt64] = []
         results.reserveCapacity(samples)
         for _ in 0..<samples {
-            usleep(pause)
-            let added = DispatchTime.now().uptimeNanoseconds
-            submit { started in box.set(started) }
-            let started = box.wait()
-            results.append(started > added ? started - added : 0)
+            results.append(sampleOnce(pause: pause, box: box) { submit { started in box.set(started) } })
         }
         return results.sorted()
+    }
+
+    /// One sample: a pause, then nanoseconds from just before `submit` to the time it reports to
+    /// `box`.
+    private static func sampleOnce(pause: UInt32, box: StartBox, _ submit: () -> Void) -> UInt64 {
+        usleep(pause)
+        let added = DispatchTime.now().uptimeNanoseconds
+        submit()
+        let started = box.wait()
+        return started > added ? started - added : 0
     }
 
     /// The p-th percentile (0…100) of sorted samples.

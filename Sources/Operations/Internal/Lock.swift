@@ -3,9 +3,10 @@ import OperationsRuntimeShims
 /// A mutual-exclusion lock: the library's own (`operations_lock`, in the C shim), a futex word on
 /// Linux and a pthread mutex elsewhere.
 ///
-/// On Linux, taking and giving back a free lock is one atomic instruction each, where a glibc
-/// mutex also costs two calls through the C library; the critical sections here are short state
-/// transitions, which is what it is made for (see the shim's header). `Synchronization.Mutex`
+/// On Linux, taking and giving back a free lock is a call and one atomic instruction each, where
+/// a glibc mutex also goes through the C library's PLT and dispatches on the mutex's kind; the
+/// critical sections here are short state transitions, which is what it is made for (see the
+/// shim's header). `Synchronization.Mutex`
 /// makes ThreadSanitizer report false races on Linux with this toolchain; this lock's atomics are
 /// compiled with the sanitizer, which sees the ordering they give.
 ///

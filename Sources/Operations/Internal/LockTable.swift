@@ -4,9 +4,9 @@ import OperationsRuntimeShims
 ///
 /// An operation has no lock object of its own: its state is guarded by the stripe its address
 /// hashes to. This keeps a pending operation small (no extra allocation, no lock of its own)
-/// while uncontended locking stays one atomic instruction (see ``Lock``). Two operations may share a stripe; code that
-/// needs two operations at once (adding or removing a dependency) locks their stripes in index
-/// order and locks a shared stripe only once.
+/// while uncontended locking stays a call and one atomic instruction (see ``Lock``). Two
+/// operations may share a stripe; code that needs two operations at once (adding or removing a
+/// dependency) locks their stripes in index order and locks a shared stripe only once.
 ///
 /// A stripe is held only for a pure state transition: never while calling user code, waiting,
 /// or taking a queue's lock. No operation may be released while a stripe is held either: the

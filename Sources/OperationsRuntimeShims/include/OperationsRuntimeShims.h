@@ -46,9 +46,9 @@ static inline void operations_set_thread_context(void *_Nullable context) {
 
 /// A mutual-exclusion lock for the library's short critical sections (a state transition).
 ///
-/// On Linux, a word and the kernel's futex: taking a free lock is one compare-and-swap and giving
-/// it back one exchange, inline, where a glibc mutex costs two calls through the C library and
-/// its dispatch on the mutex's kind. A contended lock spins briefly (its holder runs a few hundred
+/// On Linux, a word and the kernel's futex: taking a free lock is a call and one
+/// compare-and-swap, giving it back a call and one exchange, where a glibc mutex also goes through
+/// the C library's PLT and dispatches on the mutex's kind. A contended lock spins briefly (its holder runs a few hundred
 /// instructions), then sleeps in the kernel. Elsewhere, a pthread mutex.
 ///
 /// Debug builds check its use: taking a lock the calling thread holds already, or giving back one
@@ -57,7 +57,8 @@ typedef struct operations_lock {
 #if defined(__linux__)
     /// 0: free; 1: held; 2: held, and a thread may be asleep waiting for it.
     unsigned int state;
-    /// Debug builds: the holder (see `operations_lock_thread_identity`), or 0.
+    /// Debug builds: the holder (the address of a thread-local variable of the holding thread),
+    /// or 0.
     unsigned long owner;
 #else
     pthread_mutex_t mutex;
