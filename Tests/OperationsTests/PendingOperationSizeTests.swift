@@ -28,7 +28,23 @@ private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
         let usable = operations.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }
         #expect(usable.min()! <= 88, "a BlockOp takes \(usable.min()!) usable bytes (all: \(usable))")
     }
+
+    /// An operation with dependencies or dependents has a `Links` object beside it: one per link
+    /// of a chain, one per operation of a graph. It fits glibc's 96-byte blocks (88 usable bytes);
+    /// it took 128-byte blocks while each list kept its long representation inline.
+    @Test func aLinksObjectFitsTheHeapBlockItsLayoutWasMadeFor() {
+        let links = (0..<16).map { _ in OpStateMachine.Links() }
+        let usable = links.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }
+        #expect(usable.min()! <= 88, "a Links object takes \(usable.min()!) usable bytes (all: \(usable))")
+    }
     #endif
+
+    /// The two lists of a `Links` object: each keeps its long representation behind one
+    /// reference, and the dependency list leaves its last four bytes to the field after it.
+    @Test func theDependencyListsKeepTheirLongFormBehindOneReference() {
+        #expect(MemoryLayout<DependencyList>.size <= 28)
+        #expect(MemoryLayout<DependentList>.size <= 32)
+    }
 
     @Test func theQueuesFieldsTakeSixteenBytes() {
         #expect(MemoryLayout<Op.QueueMembership>.stride <= 16)

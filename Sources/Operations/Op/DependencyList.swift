@@ -13,19 +13,31 @@
 /// `removeDependency(_:)` race with the dependency's finish (see
 /// ``OpStateMachine/removeDependency(_:wasCounted:)``).
 struct DependencyList: Sequence {
+    // In this order, and the long representation behind one reference: the list takes 28 bytes
+    // and leaves its last four to the `Links` field after it, so that a `Links` object fits a
+    // 96-byte heap block (see `PendingOperationSizeTests`).
     private var short = SmallList<Op>()
+    private var long: Long?
     /// Which of the short list's dependencies are counted: bit i for the i-th.
     private var shortCounted: UInt32 = 0
-    private var long: Long?
 
-    /// The representation of a long list.
-    private struct Long {
+    /// The representation of a long list: a class, so that a short list pays 8 bytes for it and
+    /// not 24, copied before a change while another list shares it (``makeLongUnique()``).
+    private final class Long {
+        // Only touched with the lock of the operation whose list this is held: no dynamic
+        // exclusivity checks in normal builds, as for `Links` (the checked build keeps them).
+        #if OPERATIONS_INTERNAL_CHECKS
         /// The dependencies in the order they were added; `nil` where a removed one was.
         var slots: [Op?]
         /// The slot of each dependency, by identity.
         var positions: [ObjectIdentifier: Int]
         /// Whether the dependency in each slot is counted.
         var counted: [Bool]
+        #else
+        @exclusivity(unchecked) var slots: [Op?]
+        @exclusivity(unchecked) var positions: [ObjectIdentifier: Int]
+        @exclusivity(unchecked) var counted: [Bool]
+        #endif
 
         init(_ operations: some Sequence<(Op, counted: Bool)>) {
             let listed = Array(operations)
@@ -33,6 +45,18 @@ struct DependencyList: Sequence {
             counted = listed.map(\.counted)
             positions = Dictionary(uniqueKeysWithValues: listed.enumerated().map { (ObjectIdentifier($0.element.0), $0.offset) })
         }
+
+        private init(slots: [Op?], positions: [ObjectIdentifier: Int], counted: [Bool]) {
+            (self.slots, self.positions, self.counted) = (slots, positions, counted)
+        }
+
+        func copy() -> Long { Long(slots: slots, positions: positions, counted: counted) }
+    }
+
+    /// Gives this list a long representation of its own before it changes one it shares with a
+    /// copy of the list (value semantics, as when `Long` was a struct).
+    private mutating func makeLongUnique() {
+        if long != nil, !isKnownUniquelyReferenced(&long) { long = long!.copy() }
     }
 
     /// From this many dependencies on, the list is long (see the type's discussion).
@@ -45,6 +69,7 @@ struct DependencyList: Sequence {
     var isEmpty: Bool { count == 0 }
 
     /// Whether `operation` is listed (by identity).
+    @inline(__always)
     func contains(_ operation: Op) -> Bool {
         if let long { return long.positions[ObjectIdentifier(operation)] != nil }
         return short.contains { $0 === operation }
@@ -53,6 +78,7 @@ struct DependencyList: Sequence {
     /// Adds `operation` at the end, counted or not; the caller checked that it is not listed yet.
     mutating func append(_ operation: Op, counted: Bool) {
         if long != nil {
+            makeLongUnique()
             long!.positions[ObjectIdentifier(operation)] = long!.slots.count
             long!.slots.append(operation)
             long!.counted.append(counted)
@@ -78,6 +104,7 @@ struct DependencyList: Sequence {
             shortCounted = (shortCounted & (bit - 1)) | ((shortCounted >> 1) & ~(bit - 1))
             return (short.remove(at: index), wasCounted)
         }
+        makeLongUnique()
         guard let position = long!.positions.removeValue(forKey: ObjectIdentifier(operation)) else { return nil }
         let removed = long!.slots[position].take()!
         let wasCounted = long!.counted[position]
@@ -97,6 +124,7 @@ struct DependencyList: Sequence {
             defer { shortCounted &= ~bit }
             return shortCounted & bit != 0
         }
+        makeLongUnique()
         guard let position = long!.positions[ObjectIdentifier(operation)] else { return false }
         defer { long!.counted[position] = false }
         return long!.counted[position]

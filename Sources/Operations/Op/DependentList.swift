@@ -16,18 +16,39 @@ struct DependentList {
     /// The links once the list is long.
     private var long: Long?
 
-    /// The representation of a long list.
-    private struct Long {
+    /// The representation of a long list: a class, so that a short list pays 8 bytes for it and
+    /// not 16 (a `Links` object fits a 96-byte heap block: see `PendingOperationSizeTests`),
+    /// copied before a change while another list shares it (``makeLongUnique()``).
+    private final class Long {
+        // Only touched with the lock of the operation whose list this is held: no dynamic
+        // exclusivity checks in normal builds, as for `Links` (the checked build keeps them).
+        #if OPERATIONS_INTERNAL_CHECKS
         /// The links in the order they were added; `nil` where a removed one was.
         var slots: [DependentLink?]
         /// The slot of each listed dependent's link, by serial number.
         var positions: [UInt64: Int]
+        #else
+        @exclusivity(unchecked) var slots: [DependentLink?]
+        @exclusivity(unchecked) var positions: [UInt64: Int]
+        #endif
 
         init(_ links: some Sequence<DependentLink>) {
             let slots: [DependentLink?] = links.map { $0 }
             positions = Dictionary(uniqueKeysWithValues: slots.indices.map { (slots[$0]!.serial, $0) })
             self.slots = slots
         }
+
+        private init(slots: [DependentLink?], positions: [UInt64: Int]) {
+            (self.slots, self.positions) = (slots, positions)
+        }
+
+        func copy() -> Long { Long(slots: slots, positions: positions) }
+    }
+
+    /// Gives this list a long representation of its own before it changes one it shares with a
+    /// copy of the list (value semantics, as when `Long` was a struct).
+    private mutating func makeLongUnique() {
+        if long != nil, !isKnownUniquelyReferenced(&long) { long = long!.copy() }
     }
 
     /// From this many links on, the list is long (see the type's discussion).
@@ -58,6 +79,7 @@ struct DependentList {
     /// Lists a dependent that is not listed.
     mutating func append(_ link: DependentLink) {
         if long != nil {
+            makeLongUnique()
             let slot = long!.slots.count
             let previous = long!.positions.updateValue(slot, forKey: link.serial)
             precondition(previous == nil, "Internal inconsistency: dependent \(link.serial) listed twice")
@@ -85,6 +107,7 @@ struct DependentList {
         guard long != nil else {
             return short.removeFirst { $0.serial == serial } != nil
         }
+        makeLongUnique()
         guard let slot = long!.positions.removeValue(forKey: serial) else { return false }
         long!.slots[slot] = nil
         if long!.slots.count > 2 * long!.positions.count + Self.indexThreshold {
@@ -98,16 +121,14 @@ struct DependentList {
     /// operation whose list this is held (see ``DependentLink/retainIfAlive()``): a removed
     /// link is never touched, its dependent may be gone.
     mutating func removeAll(_ body: (Op?, UInt64) -> Void) {
-        let taken = self
-        self = DependentList()
+        var taken = DependentList()
+        swap(&taken, &self)   // moved out: a copy would retain each of its references
         if let long = taken.long {
             for case let link? in long.slots {
                 body(link.retainIfAlive(), link.serial)
             }
         } else {
-            for link in taken.short {
-                body(link.retainIfAlive(), link.serial)
-            }
+            taken.short.forEach { link in body(link.retainIfAlive(), link.serial) }
         }
     }
 

@@ -5,7 +5,8 @@ import Testing
 /// removals, re-additions and finishes (`uncount`), at lengths on both sides of
 /// ``DependencyList/indexThreshold`` (where the list changes representation) and through its
 /// compaction, must list the same dependencies in the same order, each counted as the model
-/// says. A failure names its seed and the calls made so far.
+/// says, and a copy taken along the way keeps listing what it listed then. A failure names its
+/// seed and the calls made so far.
 ///
 /// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
 /// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
@@ -23,7 +24,11 @@ import Testing
                 var list = DependencyList()
                 var model: [(operation: Op, counted: Bool)] = []
                 var trail = ModelTrail("seed \(seed), length \(targetLength)")
+                // A copy taken now and then must keep what it listed while the list changes (the
+                // long form is shared by reference, and copied before a change).
+                var snapshot = (list: list, serials: [UInt64](), counted: 0)
                 for step in 0..<(4 * phase) where !trail.failed {
+                    if step % 37 == 0 { snapshot = (list, model.map(\.operation.serial), model.filter(\.counted).count) }
                     let roll = Double.random(in: 0..<1, using: &random)
                     let growing = model.count < ((step / phase) % 2 == 0 ? targetLength : 2)
                     if roll < (growing ? 0.6 : 0.15) {
@@ -62,6 +67,8 @@ import Testing
                     trail.verify(list.array.map(\.serial) == model.map(\.operation.serial), "array \(list.array.map(\.serial)), not \(model.map(\.operation.serial))")
                     trail.verify(Array(list).map(\.serial) == model.map(\.operation.serial), "iteration differs from the array")
                     trail.verify(list.countedCount == model.filter(\.counted).count, "\(list.countedCount) counted, not \(model.filter(\.counted).count)")
+                    trail.verify(snapshot.list.array.map(\.serial) == snapshot.serials && snapshot.list.countedCount == snapshot.counted,
+                                 "a copy lists \(snapshot.list.array.map(\.serial)) (\(snapshot.list.countedCount) counted), not \(snapshot.serials) (\(snapshot.counted)) as when it was taken")
                     trail.verify(list.firstCounted === model.first(where: \.counted)?.operation, "the first counted differs")
                     let probe = random.pick(pool)
                     trail.verify(list.contains(probe) == model.contains { $0.operation === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")

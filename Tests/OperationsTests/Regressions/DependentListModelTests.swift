@@ -4,7 +4,8 @@ import Testing
 /// ``DependentList`` against a plain array: random sequences of appends, removals, re-additions
 /// and emptying, at lengths on both sides of ``DependentList/indexThreshold`` (where the list
 /// changes representation) and through its compaction, must list the same dependents in the
-/// same order. A failure names its seed and the calls made so far.
+/// same order, and a copy taken along the way keeps listing what it listed then. A failure names
+/// its seed and the calls made so far.
 ///
 /// The bodies run on a thread of their own (``onOwnThread(_:)``): they keep a thread busy for a
 /// while (seconds under ThreadSanitizer), which must not be one of Swift's few cooperative threads.
@@ -26,7 +27,11 @@ import Testing
                 var list = DependentList()
                 var model: [Op] = []
                 var trail = ModelTrail("seed \(seed), length \(targetLength)")
+                // A copy taken now and then must keep what it listed while the list changes (the
+                // long form is shared by reference, and copied before a change).
+                var snapshot = (list: list, serials: [UInt64]())
                 for step in 0..<(4 * phase) where !trail.failed {
+                    if step % 37 == 0 { snapshot = (list, model.map(\.serial)) }
                     let roll = Double.random(in: 0..<1, using: &random)
                     // Grows towards the target length, then shrinks (so that the list compacts back
                     // into its short form), and again.
@@ -67,6 +72,7 @@ import Testing
                     trail.verify(list.count == model.count, "count \(list.count), not \(model.count)")
                     trail.verify(list.isEmpty == model.isEmpty, "isEmpty \(list.isEmpty)")
                     trail.verify(list.serials == model.map(\.serial), "serials \(list.serials), not \(model.map(\.serial))")
+                    trail.verify(snapshot.list.serials == snapshot.serials, "a copy lists \(snapshot.list.serials), not \(snapshot.serials) as when it was taken")
                     let probe = random.pick(pool)
                     trail.verify(list.contains(probe) == model.contains { $0 === probe }, "contains(\(probe.serial)) is \(list.contains(probe))")
                 }
