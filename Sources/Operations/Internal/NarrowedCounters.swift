@@ -48,6 +48,8 @@ enum NarrowedCounters {
     @inline(__always) static var dependentListIndexThreshold: Int { 2 }
     /// From this many dependencies on, an operation keeps a set of them.
     @inline(__always) static var dependencySetThreshold: Int { 2 }
+    /// The smallest capacity of a ``SlotIndex`` (a power of two).
+    @inline(__always) static var slotIndexMinimumCapacity: Int { 2 }
     #else
     /// Whether this is the build with tiny counters.
     @inline(__always) static var areTiny: Bool { false }
@@ -69,6 +71,9 @@ enum NarrowedCounters {
     @inline(__always) static var dependentListIndexThreshold: Int { 16 }
     /// From this many dependencies on, an operation keeps a set of them.
     @inline(__always) static var dependencySetThreshold: Int { 16 }
+    /// The smallest capacity of a ``SlotIndex`` (a power of two): room for 32 keys, a list of
+    /// 16 that becomes long and grows a little.
+    @inline(__always) static var slotIndexMinimumCapacity: Int { 64 }
     #endif
 
     /// The dependency-list version that follows `version` (see

@@ -2,7 +2,7 @@
 ///
 /// Most operations have one dependency, stored inline (``SmallList``). From ``indexThreshold``
 /// dependencies on, the list is long: it keeps its dependencies in slots and the slot of each by
-/// identity, so that asking whether an operation is a dependency, and removing one, cost O(1)
+/// address (a ``SlotIndex``), so that asking whether an operation is a dependency, and removing one, cost O(1)
 /// however many there are (removing N dependencies one by one was quadratic). A removed
 /// dependency leaves an empty slot, released at once; the slots are compacted once most are
 /// empty, and a list that shrinks below the threshold becomes short again.
@@ -29,13 +29,13 @@ struct DependencyList: Sequence {
         #if OPERATIONS_INTERNAL_CHECKS
         /// The dependencies in the order they were added; `nil` where a removed one was.
         var slots: [Op?]
-        /// The slot of each dependency, by identity.
-        var positions: [ObjectIdentifier: Int]
+        /// The slot of each dependency, by address (``DependencyList/key(_:)``).
+        var positions: SlotIndex
         /// Whether the dependency in each slot is counted.
         var counted: [Bool]
         #else
         @exclusivity(unchecked) var slots: [Op?]
-        @exclusivity(unchecked) var positions: [ObjectIdentifier: Int]
+        @exclusivity(unchecked) var positions: SlotIndex
         @exclusivity(unchecked) var counted: [Bool]
         #endif
 
@@ -43,10 +43,10 @@ struct DependencyList: Sequence {
             let listed = Array(operations)
             slots = listed.map(\.0)
             counted = listed.map(\.counted)
-            positions = Dictionary(uniqueKeysWithValues: listed.enumerated().map { (ObjectIdentifier($0.element.0), $0.offset) })
+            positions = SlotIndex(uniqueKeysWithValues: listed.enumerated().map { (DependencyList.key($0.element.0), $0.offset) })
         }
 
-        private init(slots: [Op?], positions: [ObjectIdentifier: Int], counted: [Bool]) {
+        private init(slots: [Op?], positions: SlotIndex, counted: [Bool]) {
             (self.slots, self.positions, self.counted) = (slots, positions, counted)
         }
 
@@ -64,6 +64,12 @@ struct DependencyList: Sequence {
 
     init() {}
 
+    /// The key of `operation` in a long list's index: its address (never 0).
+    @inline(__always)
+    static func key(_ operation: Op) -> UInt64 {
+        UInt64(UInt(bitPattern: ObjectIdentifier(operation)))
+    }
+
     var count: Int { long?.positions.count ?? short.count }
 
     var isEmpty: Bool { count == 0 }
@@ -71,7 +77,7 @@ struct DependencyList: Sequence {
     /// Whether `operation` is listed (by identity).
     @inline(__always)
     func contains(_ operation: Op) -> Bool {
-        if let long { return long.positions[ObjectIdentifier(operation)] != nil }
+        if let long { return long.positions[Self.key(operation)] != nil }
         return short.contains { $0 === operation }
     }
 
@@ -79,7 +85,7 @@ struct DependencyList: Sequence {
     mutating func append(_ operation: Op, counted: Bool) {
         if long != nil {
             makeLongUnique()
-            long!.positions[ObjectIdentifier(operation)] = long!.slots.count
+            long!.positions.updateValue(long!.slots.count, forKey: Self.key(operation))
             long!.slots.append(operation)
             long!.counted.append(counted)
             return
@@ -105,7 +111,7 @@ struct DependencyList: Sequence {
             return (short.remove(at: index), wasCounted)
         }
         makeLongUnique()
-        guard let position = long!.positions.removeValue(forKey: ObjectIdentifier(operation)) else { return nil }
+        guard let position = long!.positions.removeValue(forKey: Self.key(operation)) else { return nil }
         let removed = long!.slots[position].take()!
         let wasCounted = long!.counted[position]
         long!.counted[position] = false
@@ -125,7 +131,7 @@ struct DependencyList: Sequence {
             return shortCounted & bit != 0
         }
         makeLongUnique()
-        guard let position = long!.positions[ObjectIdentifier(operation)] else { return false }
+        guard let position = long!.positions[Self.key(operation)] else { return false }
         defer { long!.counted[position] = false }
         return long!.counted[position]
     }
@@ -214,8 +220,8 @@ struct DependencyList: Sequence {
                      "Internal inconsistency: \(long.counted.count) counted flags for \(long.slots.count) slots")
         precondition(long.positions.count == long.slots.lazy.filter { $0 != nil }.count,
                      "Internal inconsistency: a long dependency list with \(long.positions.count) positions for its filled slots")
-        for (identifier, position) in long.positions {
-            precondition(long.slots[position].map(ObjectIdentifier.init) == identifier,
+        for (address, position) in long.positions {
+            precondition(long.slots[position].map(Self.key) == address,
                          "Internal inconsistency: a dependency's position names another slot")
         }
     }

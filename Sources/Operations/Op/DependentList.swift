@@ -4,8 +4,8 @@
 /// Removing one is cheap however many there are: a dependent that is deinitialized before its
 /// dependency finishes removes itself, so a large fan-out released or cancelled as a whole
 /// removes them all. A short list is searched. From ``indexThreshold`` links on, the links move to
-/// an array of slots, and a dictionary maps the serial number of each listed dependent to the slot
-/// of its link: a removed link leaves an empty slot behind (never read again), and the slots are
+/// an array of slots, and a ``SlotIndex`` maps the serial number of each listed dependent to the
+/// slot of its link: a removed link leaves an empty slot behind (never read again), and the slots are
 /// compacted once most of them are empty.
 ///
 /// Each listed dependent has exactly one link, at any length: a dependent removed and added again
@@ -26,19 +26,19 @@ struct DependentList {
         /// The links in the order they were added; `nil` where a removed one was.
         var slots: [DependentLink?]
         /// The slot of each listed dependent's link, by serial number.
-        var positions: [UInt64: Int]
+        var positions: SlotIndex
         #else
         @exclusivity(unchecked) var slots: [DependentLink?]
-        @exclusivity(unchecked) var positions: [UInt64: Int]
+        @exclusivity(unchecked) var positions: SlotIndex
         #endif
 
         init(_ links: some Sequence<DependentLink>) {
             let slots: [DependentLink?] = links.map { $0 }
-            positions = Dictionary(uniqueKeysWithValues: slots.indices.map { (slots[$0]!.serial, $0) })
+            positions = SlotIndex(uniqueKeysWithValues: slots.indices.map { (slots[$0]!.serial, $0) })
             self.slots = slots
         }
 
-        private init(slots: [DependentLink?], positions: [UInt64: Int]) {
+        private init(slots: [DependentLink?], positions: SlotIndex) {
             (self.slots, self.positions) = (slots, positions)
         }
 
