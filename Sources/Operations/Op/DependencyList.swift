@@ -2,10 +2,10 @@
 ///
 /// Most operations have one dependency, stored inline (``SmallList``). From ``indexThreshold``
 /// dependencies on, the list is long: it keeps its dependencies in slots and the slot of each by
-/// address (a ``SlotIndex``), so that asking whether an operation is a dependency, and removing one, cost O(1)
-/// however many there are (removing N dependencies one by one was quadratic). A removed
-/// dependency leaves an empty slot, released at once; the slots are compacted once most are
-/// empty, and a list that shrinks below the threshold becomes short again.
+/// address (a ``SlotIndex``), so that asking whether an operation is a dependency, and removing
+/// one, cost O(1) however many there are (removing N dependencies one by one was quadratic). A
+/// removed dependency leaves an empty slot, released at once; the slots are compacted once most
+/// are empty, and a list that shrinks below the threshold becomes short again.
 ///
 /// Each dependency is *counted* or not: counted while the operation waits for its finish (the
 /// dependency lists the operation as a dependent, and will tell it when it finishes), not once

@@ -5,8 +5,8 @@
 /// dependency finishes removes itself, so a large fan-out released or cancelled as a whole
 /// removes them all. A short list is searched. From ``indexThreshold`` links on, the links move to
 /// an array of slots, and a ``SlotIndex`` maps the serial number of each listed dependent to the
-/// slot of its link: a removed link leaves an empty slot behind (never read again), and the slots are
-/// compacted once most of them are empty.
+/// slot of its link: a removed link leaves an empty slot behind (never read again), and the slots
+/// are compacted once most of them are empty.
 ///
 /// Each listed dependent has exactly one link, at any length: a dependent removed and added again
 /// is listed once, at the end (its dependency finishing tells it once).
