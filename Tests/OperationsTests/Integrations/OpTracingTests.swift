@@ -120,11 +120,16 @@ struct OpTracingTests {
     @Test func disablingEndsTheSpansStillOpen() throws {
         let token = uniqueToken("open")
         let gate = Gate()
-        let operation = BlockOp { _ = gate.wait() }
+        let entered = Gate()
+        let operation = BlockOp {
+            entered.open()
+            _ = gate.wait()
+        }
         operation.name = token
         let queue = OpQueue()
         queue.addOperation(operation)
-        #expect(eventually { operation.isExecuting })
+        // In its body, not only executing: its span starts just after its state says executing.
+        #expect(entered.wait())
         OpTracing.isEnabled = false
         let span = try #require(finishedSpan(named: token))
         #expect(span.attributes["operations.outcome"]?.toSpanAttribute() == .string("unfinished"))

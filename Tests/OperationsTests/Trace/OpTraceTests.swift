@@ -99,11 +99,16 @@ struct OpTraceTests {
 
     @Test func anOperationRunningWhenTheRecordingStartsIsRecorded() throws {
         let gate = Gate()
-        let running = BlockOp { _ = gate.wait() }
+        let entered = Gate()
+        let running = BlockOp {
+            entered.open()
+            _ = gate.wait()
+        }
         running.name = "already running"
         let queue = OpQueue()
         queue.addOperation(running)
-        #expect(eventually { running.isExecuting })
+        // In its body, not only executing: a recording started between the two would see it start.
+        #expect(entered.wait())
         let recording = OpTrace.startRecording()
         gate.open()
         running.waitUntilFinished()
@@ -125,11 +130,17 @@ struct OpTraceTests {
         let cancelled = BlockOp {}
         cancelled.cancel()
         let gate = Gate()
-        let hangs = BlockOp { _ = gate.wait() }
+        let entered = Gate()
+        let hangs = BlockOp {
+            entered.open()
+            _ = gate.wait()
+        }
         let recording = OpTrace.startRecording()
         queue.addOperations([succeeds, failsWithError, cancelled], waitUntilFinished: true)
         queue.addOperation(hangs)
-        #expect(eventually { hangs.isExecuting })
+        // In its body, not only executing: the trace records a start just after the operation's
+        // state says executing, before the body runs (a recording stopped in between has no start).
+        #expect(entered.wait())
         let trace = recording.stop()
         gate.open()
         queue.waitUntilAllOperationsAreFinished()
