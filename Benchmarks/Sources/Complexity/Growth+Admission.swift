@@ -65,4 +65,3 @@ extension Growth {
         return clock.sample
     }
 }
-

@@ -6,9 +6,9 @@ import OperationsRuntimeShims
 /// On Linux, taking and giving back a free lock is a call and one atomic instruction each, where
 /// a glibc mutex also goes through the C library's PLT and dispatches on the mutex's kind; the
 /// critical sections here are short state transitions, which is what it is made for (see the
-/// shim's header). `Synchronization.Mutex`
-/// makes ThreadSanitizer report false races on Linux with this toolchain; this lock's atomics are
-/// compiled with the sanitizer, which sees the ordering they give.
+/// shim's header). `Synchronization.Mutex` makes ThreadSanitizer report false races on Linux with
+/// this toolchain; this lock's atomics are compiled with the sanitizer, which sees the ordering
+/// they give.
 ///
 /// Debug builds check every use: a lock taken twice by one thread, or given back by a thread that
 /// does not hold it, traps with a message instead of deadlocking.

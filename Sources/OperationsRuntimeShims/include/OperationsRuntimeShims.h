@@ -48,8 +48,8 @@ static inline void operations_set_thread_context(void *_Nullable context) {
 ///
 /// On Linux, a word and the kernel's futex: taking a free lock is a call and one
 /// compare-and-swap, giving it back a call and one exchange, where a glibc mutex also goes through
-/// the C library's PLT and dispatches on the mutex's kind. A contended lock spins briefly (its holder runs a few hundred
-/// instructions), then sleeps in the kernel. Elsewhere, a pthread mutex.
+/// the C library's PLT and dispatches on the mutex's kind. A contended lock spins briefly (its
+/// holder runs a few hundred instructions), then sleeps in the kernel. Elsewhere, a pthread mutex.
 ///
 /// Debug builds check its use: taking a lock the calling thread holds already, or giving back one
 /// it does not hold, returns an error code instead of deadlocking or corrupting the lock.
