@@ -1,34 +1,30 @@
 import Operations
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Groups: many of them, one that lives long, and retries.
 extension Growth {
-    /// One operation with `n` dependents, each the only child of a group of its own; the groups
-    /// share a queue. Grows the number of groups that one finish reaches.
+    /// One operation with `n` dependents, each a child of a group of its own (beside a child that
+    /// tells the group started); the groups share a queue. Grows the number of groups that one finish reaches.
     static func dependentsAcrossGroups(_ n: Int) -> Sample {
         let clock = Stopwatch()
         do {
             let done = Countdown(n)
+            let started = Countdown(n)
             let root = BlockOp {}
             var groups: [Op] = []
             groups.reserveCapacity(n)
             for dependent in ticking(n, done) {
                 dependent.addDependency(root)
-                groups.append(GroupOp(operations: [dependent]))
+                // A second child, free to run as soon as its group starts: it tells that the
+                // group put its children in its queue.
+                groups.append(GroupOp(operations: [dependent, BlockOp { started.tick() }]))
             }
             // The groups hold their slots while their children wait: the root has a queue of
             // its own. It runs once every group has started, so that every child is in its
-            // group's queue, waiting for it, when it finishes.
+            // group's queue, waiting for it, when it finishes. Waited for with one wake-up, not
+            // polled group by group: the pauses of a poll were most of this check's noise.
             let queue = OpQueue()
             queue.addOperations(groups, waitUntilFinished: false)
-            for group in groups {
-                // Polled with a pause, not a spin: a spinning thread's CPU time would be measured.
-                while !group.isExecuting { usleep(50) }
-            }
+            started.wait()
             let rootQueue = OpQueue()
             rootQueue.addOperation(root)
             done.wait()
