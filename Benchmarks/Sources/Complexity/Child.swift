@@ -79,7 +79,13 @@ enum Child {
     /// Waits until the process is idle (its threads took less than a tenth of a core over 10 ms,
     /// or 2 s have passed): what the last run left to do (releasing its operations, a group's
     /// children) must not be measured with the next.
+    ///
+    /// First it lets ``stallCheckWait`` pass: a queue whose members all wait for an operation
+    /// elsewhere is checked 50 ms after it stalled (`OpQueue.stallCheckDelay`), and the checks of
+    /// the last run's queues, which keep those queues alive until then, would otherwise fire in
+    /// the next run, idle as the process looks meanwhile.
     private static func settle() {
+        usleep(stallCheckWait)
         let deadline = Stopwatch()
         while deadline.seconds < 2 {
             let window = Stopwatch()
@@ -87,6 +93,9 @@ enum Child {
             if window.cpuSeconds < 0.001 { return }
         }
     }
+
+    /// Microseconds: the library's stall-check delay (50 ms), and a margin.
+    private static let stallCheckWait: UInt32 = 60_000
 
     private static func report(_ line: String) {
         print(line)
