@@ -3,7 +3,8 @@ import Operations
 /// Groups: many of them, one that lives long, and retries.
 extension Growth {
     /// One operation with `n` dependents, each a child of a group of its own (beside a child that
-    /// tells the group started); the groups share a queue. Grows the number of groups that one finish reaches.
+    /// tells the group started); the groups share a queue. Grows the number of groups that one
+    /// finish reaches.
     static func dependentsAcrossGroups(_ n: Int) -> Sample {
         let clock = Stopwatch()
         do {

@@ -83,23 +83,19 @@ struct ModelDefectFilter {
              .runUntilQuiet, .suspend, .resume, .pause:
             break
         }
-        if after.mode == .interleaved {
-            // The same racy program as producing from such an operation (above), always left out:
-            // an operation finished by its `didCancel` observer, whose body adds to
-            // `OpQueue.current`, as a group's child (however it comes to be one). Its group's
-            // cancellation from the sequence's thread can finish it, and then its group, while its
-            // body still runs; the body then adds to the queue of a finished group's children,
-            // which is a programmer error and traps (seen in a CI run: seed 3481991545222436956).
-            for (id, op) in after.ops where op.kind == .asyncFinishedByDidCancel
-                && op.bodyActions.contains(where: { if case .addToCurrentQueue = $0 { true } else { false } }) {
-                if after.becomesChild(id) { return false }
-            }
-        }
-        if defects.currentQueueOfGroupChild {
-            // An operation that adds to `OpQueue.current` must never be a group's child, however
-            // it comes to be one (added as a child, or by a child's body).
+        // An operation whose body adds to `OpQueue.current` must not be a group's child, however
+        // it comes to be one (added as a child, or by a child's body):
+        // - any such operation, while that known defect's shape is left out
+        //   (``ModelKnownDefects/currentQueueOfGroupChild``);
+        // - interleaved, always, one finished by its `didCancel` observer: the same racy program
+        //   as producing from it (above). Its group's cancellation from the sequence's thread can
+        //   finish it, and then its group, while its body still runs; the body then adds to the
+        //   queue of a finished group's children, which is a programmer error and traps (seen in
+        //   a CI run: seed 3481991545222436956).
+        if defects.currentQueueOfGroupChild || after.mode == .interleaved {
             for (id, op) in after.ops where op.bodyActions.contains(where: { if case .addToCurrentQueue = $0 { true } else { false } }) {
-                if after.becomesChild(id) { return false }
+                let leftOut = defects.currentQueueOfGroupChild || op.kind == .asyncFinishedByDidCancel
+                if leftOut && after.becomesChild(id) { return false }
             }
         }
         return true
